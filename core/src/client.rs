@@ -1,0 +1,273 @@
+//! The client: connection, bounded in-flight requests, deadlines, retries, and minimal KV.
+
+use crate::backoff::retry;
+use crate::error::{Error, ErrorKind, Result};
+use crate::keepalive::Keeper;
+use crate::kv::KeyValue;
+use crate::lease::Lease;
+use crate::mutex::Mutex;
+use crate::runtime;
+use crate::validate;
+use crate::watch::{Watch, WatchOptions};
+use crate::watch_hub::Hub;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How to connect. `Default` gives 5 s timeouts and 256 requests in flight.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Bound on establishing the first connection (and on the connect probe).
+    pub connect_timeout: Duration,
+    /// Bound on each request, retries included, unless the caller gives a deadline.
+    pub request_timeout: Duration,
+    /// User name and password, for etcd with authentication enabled.
+    pub user: Option<(String, String)>,
+    /// At most this many unary requests of this client are in flight at once; more wait.
+    pub max_in_flight: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(5),
+            user: None,
+            max_in_flight: 256,
+        }
+    }
+}
+
+/// A connection to an etcd cluster. Cheap to clone; all clones share one connection, one
+/// keepalive stream and one watch stream. Usable from any thread or task.
+///
+/// ```no_run
+/// # async fn demo() -> etcdlock::Result<()> {
+/// let client = etcdlock::Client::connect(["http://127.0.0.1:2379"], Default::default()).await?;
+/// client.put(b"greeting", b"hello", None).await?;
+/// assert_eq!(client.get(b"greeting").await?.unwrap().value, b"hello");
+/// client.close().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub etcd: etcd_client::Client,
+    pub opts: ClientOptions,
+    permits: Semaphore,
+    pub closed: CancellationToken,
+    pub pid: u32,
+    pub keeper: Keeper,
+    pub hub: Hub,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("closed", &self.is_closed()).finish()
+    }
+}
+
+impl Client {
+    /// Connects to the given endpoints (`http://host:port`) and checks that the cluster answers
+    /// within `connect_timeout`.
+    pub async fn connect<S: AsRef<str>>(
+        endpoints: impl IntoIterator<Item = S>,
+        opts: ClientOptions,
+    ) -> Result<Client> {
+        let eps: Vec<String> = endpoints.into_iter().map(|s| s.as_ref().to_string()).collect();
+        let eps = validate::endpoints(&eps)?;
+        validate::timeout("connect_timeout", opts.connect_timeout)?;
+        validate::timeout("request_timeout", opts.request_timeout)?;
+        if opts.max_in_flight == 0 {
+            return Err(Error::invalid("max_in_flight must be at least 1"));
+        }
+        let mut copts = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(opts.connect_timeout)
+            // Without it a member cut off from the leader keeps watch and keepalive streams open
+            // but silent forever.
+            .with_require_leader(true)
+            // etcd refuses client pings more often than every 5 s (GOAWAY "too many pings").
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
+            .with_keep_alive_while_idle(true);
+        if let Some((user, password)) = &opts.user {
+            copts = copts.with_user(user.clone(), password.clone());
+        }
+        let deadline = Instant::now() + opts.connect_timeout;
+        // Connect on the shared runtime so the connection's background tasks live there and
+        // outlive whatever runtime the caller is on.
+        let etcd = runtime::spawn(async move {
+            retry(Some(deadline), || {
+                let (eps, copts) = (eps.clone(), copts.clone());
+                async move { Ok(etcd_client::Client::connect(eps, Some(copts)).await?) }
+            })
+            .await
+        })
+        .await
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+        .map_err(|e| connect_error(e))?;
+
+        let closed = CancellationToken::new();
+        let client = Client {
+            inner: Arc::new(Inner {
+                keeper: Keeper::new(etcd.clone(), closed.clone()),
+                hub: Hub::new(etcd.clone(), closed.clone()),
+                etcd,
+                permits: Semaphore::new(opts.max_in_flight),
+                opts,
+                closed,
+                pid: runtime::current_pid(),
+            }),
+        };
+        // The connection is lazy: make one cheap linearizable read so that an unreachable or
+        // leaderless cluster fails here, within connect_timeout, not on first use.
+        client
+            .call(Some(deadline), true, |mut c| async move {
+                c.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await
+            })
+            .await
+            .map_err(connect_error)?;
+        Ok(client)
+    }
+
+    /// Closes the client: pending and future calls fail with [`ErrorKind::Closed`], every
+    /// lease of this client is revoked (best effort, bounded by `request_timeout`), and its
+    /// locks and watches are lost. Idempotent.
+    pub async fn close(&self) {
+        if self.inner.closed.is_cancelled() || runtime::check_pid(self.inner.pid).is_err() {
+            return;
+        }
+        self.inner.closed.cancel();
+        let deadline = Instant::now() + self.inner.opts.request_timeout;
+        self.inner.keeper.revoke_all(&self.inner.etcd, deadline).await;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+
+    /// Grants a lease of `ttl_secs` and keeps it alive until it is revoked or dropped.
+    pub async fn lease(&self, ttl_secs: i64) -> Result<Lease> {
+        Lease::grant(self, ttl_secs, None).await
+    }
+
+    /// A handle on the lock `name`. Sends nothing until it is locked.
+    pub fn mutex(&self, name: impl Into<Vec<u8>>, ttl_secs: i64) -> Result<Mutex> {
+        Mutex::new(self, name.into(), ttl_secs)
+    }
+
+    /// Watches a key (or, with `opts.prefix`, every key under it), resuming across failures.
+    pub fn watch(&self, key: impl Into<Vec<u8>>, opts: WatchOptions) -> Result<Watch> {
+        Watch::new(self, key.into(), opts)
+    }
+
+    pub async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>> {
+        validate::key(key)?;
+        let key = key.to_vec();
+        let resp = self
+            .call(None, true, move |mut c| {
+                let key = key.clone();
+                async move { c.get(key, None).await }
+            })
+            .await?;
+        Ok(resp.kvs().first().map(KeyValue::from))
+    }
+
+    /// Writes `value` at `key`, attached to `lease` if given. Returns the write's revision.
+    /// Not retried: a write whose outcome is unknown is reported, never repeated blindly.
+    pub async fn put(&self, key: &[u8], value: &[u8], lease: Option<&Lease>) -> Result<i64> {
+        validate::key(key)?;
+        let lease_id = match lease {
+            Some(l) => {
+                l.check_usable()?;
+                l.id()
+            }
+            None => 0,
+        };
+        let (key, value) = (key.to_vec(), value.to_vec());
+        let resp = self
+            .call(None, false, move |mut c| {
+                let (key, value) = (key.clone(), value.clone());
+                let opts = (lease_id != 0).then(|| etcd_client::PutOptions::new().with_lease(lease_id));
+                async move { c.put(key, value, opts).await }
+            })
+            .await?;
+        Ok(resp.header().map_or(0, |h| h.revision()))
+    }
+
+    /// Deletes `key`; returns whether it existed.
+    pub async fn delete(&self, key: &[u8]) -> Result<bool> {
+        validate::key(key)?;
+        let key = key.to_vec();
+        let resp = self
+            .call(None, false, move |mut c| {
+                let key = key.clone();
+                async move { c.delete(key, None).await }
+            })
+            .await?;
+        Ok(resp.deleted() > 0)
+    }
+
+    /// Errors if the client is closed or was inherited through fork.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        runtime::check_pid(self.inner.pid)?;
+        if self.inner.closed.is_cancelled() {
+            return Err(closed_error());
+        }
+        Ok(())
+    }
+
+    /// Runs one unary request: bounded in flight, bounded in time (the caller's deadline or
+    /// `request_timeout`), retried with backoff on transient errors when `idempotent`, and cut
+    /// short by `close()`.
+    pub(crate) async fn call<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, mut f: F) -> Result<T>
+    where
+        F: FnMut(etcd_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
+    {
+        self.check_open()?;
+        let deadline = deadline.unwrap_or_else(|| Instant::now() + self.inner.opts.request_timeout);
+        let inner = &self.inner;
+        let mut attempt = || {
+            let fut = f(inner.etcd.clone());
+            async move {
+                let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
+                fut.await.map_err(Error::from)
+            }
+        };
+        let work = async {
+            if idempotent {
+                retry(Some(deadline), attempt).await
+            } else {
+                match tokio::time::timeout_at(deadline, attempt()).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            r = work => r,
+            _ = inner.closed.cancelled() => Err(closed_error()),
+        }
+    }
+}
+
+pub(crate) fn closed_error() -> Error {
+    Error::new(ErrorKind::Closed, "the client is closed")
+}
+
+fn connect_error(e: Error) -> Error {
+    match e.kind() {
+        ErrorKind::Timeout | ErrorKind::Unavailable => Error::new(
+            ErrorKind::Unavailable,
+            format!("cannot reach etcd: {}", e.message()),
+        ),
+        _ => e,
+    }
+}

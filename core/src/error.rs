@@ -1,0 +1,156 @@
+//! The one error type every binding maps: a small, closed set of kinds plus a message.
+
+use std::fmt;
+
+/// What went wrong, as a small closed set shared by every binding (Python exception classes,
+/// Node `err.code`, C status codes). New variants are a breaking change: keep the set stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bad input, rejected before anything was sent.
+    InvalidArgument,
+    /// etcd could not be reached (or had no leader) before the deadline.
+    Unavailable,
+    /// The caller's deadline passed.
+    Timeout,
+    /// A try-once acquire found the lock held or queued.
+    WouldBlock,
+    /// The lease (or the lock key) was lost: the lock is not, or no longer, held.
+    LockLost,
+    /// The operation needs a held lock and it is not held (never was, released, or lost).
+    NotHeld,
+    /// The watch's start revision was compacted away; see [`Error::compact_revision`].
+    Compacted,
+    /// The caller cancelled the operation.
+    Cancelled,
+    /// The client (or the object's owner) was closed.
+    Closed,
+    /// Authentication or permission failure.
+    Auth,
+    /// Called from a context that would deadlock (inside the library runtime) or from a
+    /// forked child on an object its parent created.
+    WrongContext,
+    /// A bug or an unexpected server answer.
+    Internal,
+}
+
+impl ErrorKind {
+    /// A stable, upper-snake-case name (used as Node's `err.code`).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorKind::Unavailable => "UNAVAILABLE",
+            ErrorKind::Timeout => "LOCK_TIMEOUT",
+            ErrorKind::WouldBlock => "WOULD_BLOCK",
+            ErrorKind::LockLost => "LOCK_LOST",
+            ErrorKind::NotHeld => "NOT_HELD",
+            ErrorKind::Compacted => "COMPACTED",
+            ErrorKind::Cancelled => "CANCELLED",
+            ErrorKind::Closed => "CLOSED",
+            ErrorKind::Auth => "AUTH",
+            ErrorKind::WrongContext => "WRONG_CONTEXT",
+            ErrorKind::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// The error returned by every fallible etcdlock call.
+#[derive(Debug, Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    compact_revision: Option<i64>,
+}
+
+/// Shorthand used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), compact_revision: None }
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    pub(crate) fn compacted(compact_revision: i64) -> Self {
+        Error {
+            kind: ErrorKind::Compacted,
+            message: format!(
+                "requested revision was compacted; history starts at revision {compact_revision}"
+            ),
+            compact_revision: Some(compact_revision),
+        }
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// For [`ErrorKind::Compacted`]: the oldest revision the server still has.
+    pub fn compact_revision(&self) -> Option<i64> {
+        self.compact_revision
+    }
+
+    /// Whether retrying the same idempotent request may succeed.
+    pub(crate) fn is_transient(&self) -> bool {
+        self.kind == ErrorKind::Unavailable
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.code(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<etcd_client::Error> for Error {
+    fn from(e: etcd_client::Error) -> Self {
+        use etcd_client::Error as E;
+        match &e {
+            E::GRpcStatus(status) => from_status(status),
+            E::TransportError(_) | E::IoError(_) => {
+                Error::new(ErrorKind::Unavailable, format!("etcd unreachable: {e}"))
+            }
+            E::InvalidArgs(_) | E::InvalidUri(_) | E::InvalidMetadataValue(_) => {
+                Error::invalid(e.to_string())
+            }
+            E::WatchError(_) | E::LeaseKeepAliveError(_) => {
+                Error::new(ErrorKind::Unavailable, format!("stream failed: {e}"))
+            }
+            _ => Error::new(ErrorKind::Internal, e.to_string()),
+        }
+    }
+}
+
+fn from_status(status: &tonic::Status) -> Error {
+    use tonic::Code;
+    let msg = format!("etcd: {}", status.message());
+    match status.code() {
+        // etcd answers "leader changed", "no leader" and "request timed out" with Unavailable;
+        // connection failures surface as Unavailable or Unknown from the transport.
+        Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
+            Error::new(ErrorKind::Unavailable, msg)
+        }
+        Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
+        Code::Cancelled => Error::new(ErrorKind::Unavailable, msg),
+        Code::Unauthenticated | Code::PermissionDenied => Error::new(ErrorKind::Auth, msg),
+        Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => {
+            if status.message().contains("compacted") {
+                Error::new(ErrorKind::Compacted, msg)
+            } else {
+                Error::invalid(msg)
+            }
+        }
+        // etcd's only NotFound is "lease not found": whatever used the lease has lost it.
+        Code::NotFound => Error::new(ErrorKind::LockLost, msg),
+        _ => Error::new(ErrorKind::Internal, msg),
+    }
+}

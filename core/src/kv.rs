@@ -1,0 +1,62 @@
+//! Key-value types shared by the KV calls, watches and locks.
+
+/// A key with its value and metadata, as etcd stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyValue {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// Revision of the put that created the key (since its last deletion).
+    pub create_revision: i64,
+    /// Revision of the last modification.
+    pub mod_revision: i64,
+    /// Number of modifications since creation.
+    pub version: i64,
+    /// Lease the key is attached to, 0 for none.
+    pub lease: i64,
+}
+
+impl From<&etcd_client::KeyValue> for KeyValue {
+    fn from(kv: &etcd_client::KeyValue) -> Self {
+        KeyValue {
+            key: kv.key().to_vec(),
+            value: kv.value().to_vec(),
+            create_revision: kv.create_revision(),
+            mod_revision: kv.mod_revision(),
+            version: kv.version(),
+            lease: kv.lease(),
+        }
+    }
+}
+
+/// One write in a guarded transaction ([`crate::LockGuard::txn`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    Put { key: Vec<u8>, value: Vec<u8>, lease: i64 },
+    Delete { key: Vec<u8> },
+}
+
+impl Op {
+    pub fn put(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
+        Op::Put { key: key.into(), value: value.into(), lease: 0 }
+    }
+
+    pub fn delete(key: impl Into<Vec<u8>>) -> Self {
+        Op::Delete { key: key.into() }
+    }
+
+    pub(crate) fn key(&self) -> &[u8] {
+        match self {
+            Op::Put { key, .. } | Op::Delete { key } => key,
+        }
+    }
+
+    pub(crate) fn to_txn_op(&self) -> etcd_client::TxnOp {
+        match self {
+            Op::Put { key, value, lease } => {
+                let opts = (*lease != 0).then(|| etcd_client::PutOptions::new().with_lease(*lease));
+                etcd_client::TxnOp::put(key.clone(), value.clone(), opts)
+            }
+            Op::Delete { key } => etcd_client::TxnOp::delete(key.clone(), None),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Leases: granted with a TTL, kept alive in the background, with a conservative local view
+//! of whether they are still alive.
+
+use crate::client::Client;
+use crate::clock;
+use crate::error::{Error, ErrorKind, Result};
+use crate::lost::{LostFlag, LostReason, LostSignal};
+use crate::runtime;
+use crate::validate;
+use rand::Rng;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// State shared between a lease's handles and the client's keepalive task.
+#[derive(Debug)]
+pub(crate) struct LeaseState {
+    pub id: i64,
+    /// The TTL the server granted (it silently raises TTLs below its minimum).
+    pub ttl: Duration,
+    /// Local deadline, as nanoseconds of [`clock::now`]: the lease counts as alive only
+    /// before it. Only ever moves forward.
+    deadline_nanos: AtomicU64,
+    pub lost: LostFlag,
+    /// Acquisitions made on this lease so far (each needs its own queue key).
+    seq: AtomicU64,
+}
+
+impl LeaseState {
+    fn new(id: i64, ttl: Duration, granted_at: Duration) -> Self {
+        let state = LeaseState { id, ttl, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), seq: AtomicU64::new(0) };
+        state.acknowledged(granted_at);
+        state
+    }
+
+    /// Safety margin subtracted from the TTL: covers clock-rate differences between us and
+    /// the server and the server's expiry check granularity.
+    fn margin(&self) -> Duration {
+        (self.ttl / 10).clamp(Duration::from_millis(50), Duration::from_secs(1))
+    }
+
+    /// A keepalive (or the grant) sent at `sent_at` was acknowledged: the server cannot expire
+    /// the lease before `sent_at + ttl`, since it renewed at or after that moment.
+    pub fn acknowledged(&self, sent_at: Duration) {
+        let d = (sent_at + self.ttl).saturating_sub(self.margin()).as_nanos() as u64;
+        self.deadline_nanos.fetch_max(d, Ordering::AcqRel);
+    }
+
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn deadline(&self) -> Duration {
+        Duration::from_nanos(self.deadline_nanos.load(Ordering::Acquire))
+    }
+
+    /// Marks the lease lost if its local deadline has passed; returns whether it is lost.
+    pub fn check_deadline(&self) -> bool {
+        if self.lost.reason().is_none() && clock::now() >= self.deadline() {
+            self.lost.set(LostReason::Expired);
+        }
+        self.lost.reason().is_some()
+    }
+}
+
+/// A lease kept alive in the background (every TTL/3) for as long as a handle to it exists.
+/// Cheap to clone. Revoked by [`Lease::revoke`], when the last handle is dropped, or when the
+/// client closes.
+///
+/// ```no_run
+/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// let lease = client.lease(10).await?;
+/// client.put(b"service/a", b"up", Some(&lease)).await?;
+/// assert!(lease.is_alive());
+/// lease.revoke().await?; // deletes service/a
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Lease {
+    inner: Arc<Handle>,
+}
+
+#[derive(Debug)]
+struct Handle {
+    client: Client,
+    state: Arc<LeaseState>,
+    revoked: AtomicBool,
+}
+
+impl Lease {
+    /// Grants a lease. The ID is chosen here, so that a grant whose answer was lost can be
+    /// retried without leaking a second lease.
+    pub(crate) async fn grant(client: &Client, ttl_secs: i64, deadline: Option<Instant>) -> Result<Lease> {
+        validate::ttl(ttl_secs)?;
+        client.check_open()?;
+        let id = rand::rng().random_range(1..i64::MAX);
+        let sent_at = clock::now();
+        let granted = client
+            .call(deadline, true, move |mut c| async move {
+                match c
+                    .lease_grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id)))
+                    .await
+                {
+                    Ok(r) => Ok(r.ttl()),
+                    // An earlier attempt got through: ask what it was granted.
+                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
+                        c.lease_time_to_live(id, None).await.map(|r| r.granted_ttl())
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        if granted <= 0 {
+            return Err(Error::new(ErrorKind::Internal, format!("server granted lease {id:x} no TTL")));
+        }
+        let state = Arc::new(LeaseState::new(id, Duration::from_secs(granted as u64), sent_at));
+        client.inner.keeper.add(state.clone());
+        Ok(Lease { inner: Arc::new(Handle { client: client.clone(), state, revoked: AtomicBool::new(false) }) })
+    }
+
+    pub fn id(&self) -> i64 {
+        self.inner.state.id
+    }
+
+    /// The TTL the server granted, in seconds.
+    pub fn ttl(&self) -> i64 {
+        self.inner.state.ttl.as_secs() as i64
+    }
+
+    /// Cheap local check: not lost, and the conservative local deadline has not passed.
+    pub fn is_alive(&self) -> bool {
+        !self.inner.state.check_deadline()
+    }
+
+    /// Time left before the local deadline (zero once lost).
+    pub fn remaining(&self) -> Duration {
+        if self.inner.state.check_deadline() {
+            return Duration::ZERO;
+        }
+        self.inner.state.deadline().saturating_sub(clock::now())
+    }
+
+    /// Why the lease was lost, if it was.
+    pub fn lost_reason(&self) -> Option<LostReason> {
+        self.inner.state.check_deadline();
+        self.inner.state.lost.reason()
+    }
+
+    /// Fires once when the lease is lost.
+    pub fn lost(&self) -> LostSignal {
+        self.inner.state.lost.signal()
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    pub(crate) fn state(&self) -> &Arc<LeaseState> {
+        &self.inner.state
+    }
+
+    /// Errors unless this lease can still be used to attach keys.
+    pub(crate) fn check_usable(&self) -> Result<()> {
+        self.inner.client.check_open()?;
+        match self.lost_reason() {
+            None => Ok(()),
+            Some(r) => Err(Error::new(ErrorKind::LockLost, format!("lease {:x} is lost ({r})", self.id()))),
+        }
+    }
+
+    /// Revokes the lease (deleting every key attached to it) and stops keeping it alive.
+    /// Idempotent; revoking a lease the server already expired succeeds.
+    pub async fn revoke(&self) -> Result<()> {
+        runtime::check_pid(self.inner.client.inner.pid)?;
+        self.inner.revoke(None).await
+    }
+}
+
+impl Handle {
+    async fn revoke(&self, deadline: Option<Instant>) -> Result<()> {
+        if self.revoked.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.state.lost.set(LostReason::Revoked);
+        self.client.inner.keeper.remove(self.state.id);
+        revoke_rpc(&self.client, self.state.id, deadline).await
+    }
+}
+
+/// Revokes a lease by ID; "not found" counts as done.
+pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instant>) -> Result<()> {
+    client
+        .call(deadline, true, move |mut c| async move {
+            match c.lease_revoke(id).await {
+                Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
+                r => r.map(drop),
+            }
+        })
+        .await
+}
+
+/// Revokes a lease in the background, retrying transient failures until `deadline`.
+pub(crate) async fn revoke_detached(etcd: etcd_client::Client, id: i64, deadline: Instant) {
+    let _ = crate::backoff::retry(Some(deadline), || {
+        let mut c = etcd.clone();
+        async move {
+            match c.lease_revoke(id).await {
+                Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
+                r => r.map(drop).map_err(Error::from),
+            }
+        }
+    })
+    .await;
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // Inherited through fork: the lease belongs to the parent, leave it alone.
+        if self.revoked.load(Ordering::Acquire) || runtime::check_pid(self.client.inner.pid).is_err() {
+            return;
+        }
+        self.revoked.store(true, Ordering::Release);
+        if self.state.lost.reason().is_none() {
+            self.state.lost.set(LostReason::Revoked);
+        }
+        self.client.inner.keeper.remove(self.state.id);
+        if self.client.is_closed() {
+            return; // close() revokes everything it knew about
+        }
+        // Not through `Client::call`: a close() right after this drop must not cancel it.
+        let (etcd, id) = (self.client.inner.etcd.clone(), self.state.id);
+        let timeout = self.client.inner.opts.request_timeout;
+        runtime::spawn(revoke_detached(etcd, id, Instant::now() + timeout));
+    }
+}

@@ -1,0 +1,435 @@
+//! The fair mutex: FIFO by the create revision of each waiter's queue key, waiters watching
+//! only their immediate predecessor, every wait bounded and cleaned up.
+//!
+//! Layout: waiter keys live directly under `<name>/`, bound to the waiter's lease, exactly like
+//! etcd's Go `concurrency.Mutex` and `etcdctl lock <name>`, so all of them share one queue.
+//! See `docs/design.md` for the algorithm and its round trips.
+
+use crate::client::{closed_error, Client};
+use crate::error::{Error, ErrorKind, Result};
+use crate::guard::{Active, LockGuard};
+use crate::kv::KeyValue;
+use crate::lease::Lease;
+use crate::lost::LostReason;
+use crate::runtime;
+use crate::validate;
+use crate::watch_hub::{EventType, Msg, Spec, Subscription};
+use crate::backoff::Backoff;
+use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How to wait for the lock.
+#[derive(Debug, Clone, Default)]
+pub struct LockOptions {
+    /// `None` waits forever; `Some(ZERO)` tries once (fails with `WouldBlock` unless the lock
+    /// is free and nobody waits); otherwise fails with `Timeout` when it passes.
+    pub timeout: Option<Duration>,
+    /// Cancels the wait (fails with `Cancelled`); the queue key is gone when the call returns.
+    pub cancel: Option<CancellationToken>,
+}
+
+/// A handle on one lock name. Locking sends requests; creating the handle does not.
+///
+/// The handle grants its own lease (with the TTL it was created with) on first use and keeps
+/// reusing it, so an uncontended lock/unlock cycle is two round trips. The lease is revoked when
+/// an acquire fails with no other acquisition or guard using it, and when the handle and its
+/// guards are dropped.
+///
+/// ```no_run
+/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// let mutex = client.mutex("orders", 10)?;
+/// let guard = mutex.lock().await?;
+/// // Writes that must only happen while holding the lock go through the guard (fenced):
+/// guard.put(b"orders/last", b"42").await?;
+/// println!("fencing token {}", guard.fencing_token());
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Mutex {
+    client: Client,
+    name: Vec<u8>,
+    prefix: Vec<u8>,
+    ttl: i64,
+    lease: tokio::sync::Mutex<Option<Lease>>,
+    shared_lease: bool,
+    /// Acquisitions in progress plus live guards that use this handle's own lease.
+    active: Arc<AtomicUsize>,
+}
+
+/// Where a queue key stands after a read.
+struct Position {
+    /// Revision of the read.
+    revision: i64,
+    /// The newest key created before ours, if any.
+    predecessor: Option<KeyValue>,
+}
+
+impl Mutex {
+    pub(crate) fn new(client: &Client, name: Vec<u8>, ttl: i64) -> Result<Mutex> {
+        validate::lock_name(&name)?;
+        validate::ttl(ttl)?;
+        client.check_open()?;
+        let mut prefix = name.clone();
+        prefix.push(b'/');
+        Ok(Mutex {
+            client: client.clone(),
+            name,
+            prefix,
+            ttl,
+            lease: tokio::sync::Mutex::new(None),
+            shared_lease: false,
+            active: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    /// A handle whose queue keys are bound to `lease` (never revoked by the mutex).
+    pub fn with_lease(lease: &Lease, name: impl Into<Vec<u8>>) -> Result<Mutex> {
+        lease.check_usable()?;
+        let mut m = Mutex::new(lease.client(), name.into(), lease.ttl())?;
+        m.lease = tokio::sync::Mutex::new(Some(lease.clone()));
+        m.shared_lease = true;
+        Ok(m)
+    }
+
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Waits until the lock is held.
+    pub async fn lock(&self) -> Result<LockGuard> {
+        self.lock_with(LockOptions::default()).await
+    }
+
+    /// Takes the lock only if nobody holds it or waits for it; `WouldBlock` otherwise.
+    /// Leaves nothing behind when it fails.
+    pub async fn try_lock(&self) -> Result<LockGuard> {
+        self.lock_with(LockOptions { timeout: Some(Duration::ZERO), cancel: None }).await
+    }
+
+    /// Waits for the lock within `opts`. On any failure (timeout, cancel, lease lost, close)
+    /// the queue key is deleted before this returns; if that delete fails it is retried in
+    /// the background. Dropping the future instead also cleans up, in the background.
+    pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
+        self.client.check_open()?;
+        let try_once = opts.timeout == Some(Duration::ZERO);
+        let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
+        let cancel = opts.cancel.unwrap_or_default();
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+
+        let (lease, active) = self.take_lease(deadline).await?;
+        let key = self.queue_key(&lease);
+        let mut pending = PendingKey { client: self.client.clone(), key: key.clone(), armed: true };
+
+        // The enqueue is not raced against cancel or the deadline (it is bounded by the
+        // request timeout): abandoning it in flight could let it land after our cleanup.
+        let result = match self.enqueue(&key, &lease, try_once).await {
+            Ok(Enqueued::Held(token)) => Ok((token, None)),
+            Ok(Enqueued::Busy) => Err(Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")),
+            Ok(Enqueued::Waiting(my_rev, pos)) => {
+                let wait = self.wait(&key, my_rev, pos, &lease);
+                let closed = self.client.inner.closed.clone();
+                tokio::select! {
+                    r = wait => r.map(|sub| (my_rev, sub)),
+                    _ = sleep_until(deadline) => Err(Error::new(ErrorKind::Timeout, format!(
+                        "timed out waiting for lock {:?}", String::from_utf8_lossy(&self.name)))),
+                    _ = cancel.cancelled() => Err(cancelled()),
+                    _ = closed.cancelled() => Err(closed_error()),
+                }
+            }
+            Err(e) => Err(e),
+        };
+
+        match result {
+            Ok((token, own_sub)) => {
+                pending.armed = false;
+                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, token, lease, own_sub, active))
+            }
+            Err(e) => {
+                self.cleanup(&mut pending, &lease, active).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The lease for one acquisition, granting the handle's own lease if it has none alive.
+    async fn take_lease(&self, deadline: Option<Instant>) -> Result<(Lease, Active)> {
+        let mut slot = self.lease.lock().await;
+        let lease = match slot.as_ref() {
+            Some(l) if self.shared_lease => {
+                l.check_usable()?;
+                l.clone()
+            }
+            Some(l) if l.is_alive() => l.clone(),
+            _ => {
+                let l = Lease::grant(&self.client, self.ttl, deadline).await?;
+                *slot = Some(l.clone());
+                l
+            }
+        };
+        let active = if self.shared_lease { Active::none() } else { Active::new(self.active.clone()) };
+        Ok((lease, active))
+    }
+
+    /// Queue keys are `<name>/<lease hex>` (the Go layout), with `-<n>` appended for the
+    /// second and later acquisition on the same lease, so that every acquisition has its own
+    /// key and two of them on one lease still exclude each other.
+    fn queue_key(&self, lease: &Lease) -> Vec<u8> {
+        let seq = lease.state().next_seq();
+        let mut key = self.prefix.clone();
+        if seq == 0 {
+            key.extend_from_slice(format!("{:x}", lease.id()).as_bytes());
+        } else {
+            key.extend_from_slice(format!("{:x}-{seq:x}", lease.id()).as_bytes());
+        }
+        key
+    }
+
+    /// One Txn: put our key if absent and read the newest key before it. Idempotent (the
+    /// key is ours alone), so it is retried on transient errors.
+    async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
+        lease.check_usable()?;
+        let (key, prefix, lease_id) = (key.to_vec(), self.prefix.clone(), lease.id());
+        let put = TxnOp::put(key.clone(), vec![], Some(PutOptions::new().with_lease(lease_id)));
+        let txn = if try_once {
+            // Only if the queue is empty: a failed try leaves nothing behind.
+            Txn::new()
+                .when([Compare::version(prefix.clone(), CompareOp::Equal, 0).with_prefix()])
+                .and_then([put])
+                .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only())), first_key(&prefix)])
+        } else {
+            Txn::new()
+                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                .and_then([newest_key(&prefix, None), put])
+                .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only()))])
+        };
+        let resp = self
+            .client
+            .call(None, true, move |mut c| {
+                let txn = txn.clone();
+                async move { c.txn(txn).await }
+            })
+            .await?;
+        let revision = resp.header().map_or(0, |h| h.revision());
+        let ops = resp.op_responses();
+        if resp.succeeded() {
+            if try_once {
+                return Ok(Enqueued::Held(revision));
+            }
+            let predecessor = first_kv(&ops[0]);
+            return Ok(match predecessor {
+                None => Enqueued::Held(revision),
+                Some(p) => Enqueued::Waiting(revision, Position { revision, predecessor: Some(p) }),
+            });
+        }
+        // Our key already exists (an earlier attempt landed) or, for a try, the queue is busy.
+        let mine = first_kv(&ops[0]);
+        if try_once {
+            return Ok(match (mine, first_kv(&ops[1])) {
+                (Some(m), Some(f)) if m.key == f.key => Enqueued::Held(m.create_revision),
+                _ => Enqueued::Busy,
+            });
+        }
+        let Some(mine) = mine else {
+            return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
+        };
+        let pos = self.position(&key, mine.create_revision).await?;
+        Ok(match pos.predecessor {
+            None => Enqueued::Held(mine.create_revision),
+            Some(_) => Enqueued::Waiting(mine.create_revision, pos),
+        })
+    }
+
+    /// Reads our predecessor (newest key created before ours) and checks our key is still
+    /// there. One round trip.
+    async fn position(&self, key: &[u8], my_rev: i64) -> Result<Position> {
+        let txn = Txn::new().and_then([
+            newest_key(&self.prefix, Some(my_rev - 1)),
+            TxnOp::get(key.to_vec(), Some(GetOptions::new().with_keys_only())),
+        ]);
+        let resp = self
+            .client
+            .call(None, true, move |mut c| {
+                let txn = txn.clone();
+                async move { c.txn(txn).await }
+            })
+            .await?;
+        let ops = resp.op_responses();
+        match first_kv(&ops[1]) {
+            Some(kv) if kv.create_revision == my_rev => {}
+            _ => return Err(lost(LostReason::KeyDeleted)),
+        }
+        Ok(Position { revision: resp.header().map_or(0, |h| h.revision()), predecessor: first_kv(&ops[0]) })
+    }
+
+    /// Waits until no key older than ours is left. Returns the subscription on our own key,
+    /// if one was opened, for the guard to keep.
+    async fn wait(&self, key: &[u8], my_rev: i64, mut pos: Position, lease: &Lease) -> Result<Option<Subscription>> {
+        let hub = &self.client.inner.hub;
+        let own_spec = Spec { key: key.to_vec(), prefix: false, start_revision: my_rev + 1, prev_kv: false, only_deletes: true };
+        let mut own = hub.subscribe(own_spec.clone());
+        let lease_lost = lease.lost();
+        let mut backoff = Backoff::default();
+
+        while let Some(pred) = pos.predecessor.take() {
+            // Watch from "now", not from pos.revision: a watch that starts at an old revision
+            // waits in etcd's unsynced group for up to 100 ms. The gap between our read and the
+            // watch's start is closed by re-reading whenever the watch started later.
+            let spec = Spec { key: pred.key.clone(), prefix: false, start_revision: 0, prev_kv: false, only_deletes: true };
+            let mut sub = hub.subscribe(spec.clone());
+            loop {
+                tokio::select! {
+                    msg = sub.rx.recv() => match msg {
+                        Some(Msg::Created { revision }) => {
+                            backoff.reset();
+                            if revision > pos.revision {
+                                pos = self.position(key, my_rev).await?;
+                                if !same_key(&pos.predecessor, &pred) {
+                                    break;
+                                }
+                            }
+                        }
+                        Some(Msg::Events(events)) => {
+                            if events.iter().any(|e| e.event_type == EventType::Delete) {
+                                pos = self.position(key, my_rev).await?;
+                                if !same_key(&pos.predecessor, &pred) {
+                                    break;
+                                }
+                            }
+                        }
+                        Some(Msg::Failed(_)) | None => {
+                            // Stream broke: watch again from now; the Created check re-reads.
+                            tokio::time::sleep(backoff.next_delay()).await;
+                            sub = hub.subscribe(spec.clone());
+                        }
+                    },
+                    msg = own.rx.recv() => match msg {
+                        Some(Msg::Events(events)) if events.iter().any(|e| e.event_type == EventType::Delete) => {
+                            return Err(lost(LostReason::KeyDeleted));
+                        }
+                        Some(_) => {}
+                        None => {
+                            tokio::time::sleep(backoff.next_delay()).await;
+                            own = hub.subscribe(own_spec.clone());
+                        }
+                    },
+                    reason = lease_lost.wait() => return Err(lost(reason)),
+                }
+            }
+        }
+        Ok(Some(own))
+    }
+
+    /// Removes the queue key after a failed acquire: by revoking the handle's own lease when
+    /// nothing else uses it (which also deletes any key on it), else by deleting the key.
+    async fn cleanup(&self, pending: &mut PendingKey, lease: &Lease, active: Active) {
+        let mut slot = self.lease.lock().await;
+        drop(active);
+        if !self.shared_lease && self.active.load(Ordering::Acquire) == 0 {
+            if let Some(l) = slot.take() {
+                if l.revoke().await.is_ok() {
+                    pending.armed = false;
+                    return;
+                }
+            }
+        }
+        drop(slot);
+        let _ = lease;
+        if pending.delete(None).await.is_ok() {
+            pending.armed = false;
+        }
+    }
+}
+
+enum Enqueued {
+    Held(i64),
+    Waiting(i64, Position),
+    Busy,
+}
+
+/// A queue key that must not outlive a failed acquire. Dropped while armed (the acquire
+/// future was dropped, or the inline delete failed), it is deleted in the background.
+struct PendingKey {
+    client: Client,
+    key: Vec<u8>,
+    armed: bool,
+}
+
+impl PendingKey {
+    async fn delete(&self, deadline: Option<Instant>) -> Result<()> {
+        let key = self.key.clone();
+        self.client
+            .call(deadline, true, move |mut c| {
+                let key = key.clone();
+                async move { c.delete(key, None).await }
+            })
+            .await
+            .map(drop)
+    }
+}
+
+impl Drop for PendingKey {
+    fn drop(&mut self) {
+        if !self.armed || runtime::check_pid(self.client.inner.pid).is_err() || self.client.is_closed() {
+            return;
+        }
+        let pending = PendingKey { client: self.client.clone(), key: std::mem::take(&mut self.key), armed: false };
+        runtime::spawn(async move {
+            let mut backoff = Backoff::default();
+            for _ in 0..20 {
+                match pending.delete(None).await {
+                    Err(e) if e.kind() != ErrorKind::Closed => tokio::time::sleep(backoff.next_delay()).await,
+                    _ => return,
+                }
+            }
+        });
+    }
+}
+
+fn newest_key(prefix: &[u8], max_create_revision: Option<i64>) -> TxnOp {
+    let mut o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1).with_keys_only();
+    if let Some(r) = max_create_revision {
+        o = o.with_max_create_revision(r);
+    }
+    TxnOp::get(prefix.to_vec(), Some(o))
+}
+
+fn first_key(prefix: &[u8]) -> TxnOp {
+    let o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Ascend).with_limit(1).with_keys_only();
+    TxnOp::get(prefix.to_vec(), Some(o))
+}
+
+fn first_kv(op: &TxnOpResponse) -> Option<KeyValue> {
+    match op {
+        TxnOpResponse::Get(g) => g.kvs().first().map(KeyValue::from),
+        _ => None,
+    }
+}
+
+fn same_key(a: &Option<KeyValue>, b: &KeyValue) -> bool {
+    matches!(a, Some(a) if a.key == b.key && a.create_revision == b.create_revision)
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn cancelled() -> Error {
+    Error::new(ErrorKind::Cancelled, "lock acquisition cancelled")
+}
+
+pub(crate) fn lost(reason: LostReason) -> Error {
+    match reason {
+        LostReason::Closed => closed_error(),
+        r => Error::new(ErrorKind::LockLost, format!("lost while waiting for the lock ({r})")),
+    }
+}

@@ -1,0 +1,233 @@
+//! One watch stream per client, multiplexing every watch of that client (user watches, lock
+//! waiters, held-lock monitors) by client-chosen watch IDs.
+//!
+//! The hub does not resume anything itself. When the stream breaks (member down, no leader,
+//! network), or a subscriber falls so far behind that its buffer fills, the hub drops that
+//! subscriber's sender; the subscriber sees its channel close and re-subscribes from the
+//! revision it needs. That keeps resume logic next to the state it depends on.
+
+use crate::error::{Error, ErrorKind};
+use crate::kv::KeyValue;
+use crate::runtime;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Responses buffered per subscriber before it counts as too slow and is cut off.
+const BUFFER: usize = 256;
+
+/// What a subscriber wants watched.
+#[derive(Debug, Clone)]
+pub(crate) struct Spec {
+    pub key: Vec<u8>,
+    pub prefix: bool,
+    /// 0 = from the server's current revision ("now").
+    pub start_revision: i64,
+    pub prev_kv: bool,
+    pub only_deletes: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Put,
+    Delete,
+}
+
+/// One change. For deletes, `kv` holds the key and the deletion's `mod_revision`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchEvent {
+    pub event_type: EventType,
+    pub kv: KeyValue,
+    /// The value before this change, when asked for (`WatchOptions::prev_kv`).
+    pub prev_kv: Option<KeyValue>,
+}
+
+impl WatchEvent {
+    pub fn revision(&self) -> i64 {
+        self.kv.mod_revision
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Msg {
+    /// The server created the watch; events after `revision` will follow.
+    Created { revision: i64 },
+    Events(Vec<WatchEvent>),
+    /// The watch ended for good (compaction, permission, bad request).
+    Failed(Error),
+}
+
+enum Cmd {
+    Create { id: i64, spec: Spec, tx: mpsc::Sender<Msg> },
+    Cancel(i64),
+}
+
+pub(crate) struct Hub {
+    tx: mpsc::UnboundedSender<Cmd>,
+    next_id: AtomicI64,
+}
+
+/// A subscription; cancelled on the server when dropped.
+pub(crate) struct Subscription {
+    pub id: i64,
+    pub rx: mpsc::Receiver<Msg>,
+    hub: mpsc::UnboundedSender<Cmd>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let _ = self.hub.send(Cmd::Cancel(self.id));
+    }
+}
+
+impl Hub {
+    pub fn new(etcd: etcd_client::Client, closed: CancellationToken) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        runtime::spawn(run(etcd, closed, rx));
+        Hub { tx, next_id: AtomicI64::new(1) }
+    }
+
+    /// Subscribes. The channel yields `Created` first, then events; it closes when the stream
+    /// broke or the subscriber was too slow (re-subscribe), or after `Failed` (do not).
+    pub fn subscribe(&self, spec: Spec) -> Subscription {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(BUFFER);
+        let _ = self.tx.send(Cmd::Create { id, spec, tx });
+        Subscription { id, rx, hub: self.tx.clone() }
+    }
+}
+
+type Stream = (etcd_client::WatchRequestSender, etcd_client::WatchResponseStream);
+
+fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
+    let mut o = etcd_client::WatchOptions::new().with_watch_id(id).with_start_revision(spec.start_revision);
+    if spec.prefix {
+        o = o.with_prefix();
+    }
+    if spec.prev_kv {
+        o = o.with_prev_key();
+    }
+    if spec.only_deletes {
+        o = o.with_filters([etcd_client::WatchFilterType::NoPut]);
+    }
+    o
+}
+
+async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+    let mut subs: HashMap<i64, mpsc::Sender<Msg>> = HashMap::new();
+    let mut stream: Option<Stream> = None;
+    loop {
+        tokio::select! {
+            _ = closed.cancelled() => return,
+            cmd = rx.recv() => match cmd {
+                None => return,
+                Some(Cmd::Cancel(id)) => {
+                    if subs.remove(&id).is_some() {
+                        if let Some(s) = stream.as_mut() {
+                            let _ = s.0.cancel(id).await;
+                        }
+                    }
+                }
+                Some(Cmd::Create { id, spec, tx }) => {
+                    if tx.is_closed() {
+                        continue;
+                    }
+                    let ok = match stream.as_mut() {
+                        Some(s) => s.0.watch(spec.key.clone(), Some(options(id, &spec))).await.is_ok(),
+                        None => match etcd.watch_client().watch(spec.key.clone(), Some(options(id, &spec))).await {
+                            Ok(s) => {
+                                stream = Some(s.split());
+                                true
+                            }
+                            Err(_) => false,
+                        },
+                    };
+                    if ok {
+                        subs.insert(id, tx);
+                    } else {
+                        // Dropping `tx` tells the subscriber to try again (with backoff).
+                        stream = None;
+                        subs.clear();
+                    }
+                }
+            },
+            resp = next_response(&mut stream) => match resp {
+                Some(resp) => {
+                    if let Some(id) = dispatch(resp, &mut subs) {
+                        if let Some(s) = stream.as_mut() {
+                            let _ = s.0.cancel(id).await;
+                        }
+                    }
+                }
+                None => {
+                    // Broken: every subscriber re-subscribes from where it is.
+                    stream = None;
+                    subs.clear();
+                }
+            },
+        }
+    }
+}
+
+async fn next_response(stream: &mut Option<Stream>) -> Option<etcd_client::WatchResponse> {
+    match stream {
+        Some(s) => s.1.message().await.ok().flatten(),
+        None => std::future::pending().await,
+    }
+}
+
+/// Hands a response to its subscriber; returns a watch ID to cancel on the server when the
+/// subscriber was cut off for being too slow.
+fn dispatch(resp: etcd_client::WatchResponse, subs: &mut HashMap<i64, mpsc::Sender<Msg>>) -> Option<i64> {
+    let id = resp.watch_id();
+    let tx = subs.get(&id)?;
+    let revision = resp.header().map_or(0, |h| h.revision());
+    let mut msgs = Vec::with_capacity(2);
+    if resp.created() {
+        msgs.push(Msg::Created { revision });
+    }
+    if !resp.events().is_empty() {
+        msgs.push(Msg::Events(resp.events().iter().map(convert).collect()));
+    }
+    if resp.canceled() {
+        let err = if resp.compact_revision() > 0 {
+            Error::compacted(resp.compact_revision())
+        } else if resp.cancel_reason().is_empty() {
+            // Cancelled without a reason: the member lost its leader (require-leader).
+            subs.remove(&id);
+            return None;
+        } else {
+            let reason = resp.cancel_reason();
+            let kind = if reason.contains("permission") { ErrorKind::Auth } else { ErrorKind::InvalidArgument };
+            Error::new(kind, format!("watch cancelled by etcd: {reason}"))
+        };
+        msgs.push(Msg::Failed(err));
+    }
+    for m in msgs {
+        if matches!(m, Msg::Failed(_)) {
+            // The server already ended it. If the buffer is full the subscriber sees a plain
+            // close, re-subscribes, and gets the same answer again.
+            let _ = tx.try_send(m);
+            subs.remove(&id);
+            return None;
+        }
+        if tx.try_send(m).is_err() {
+            // Too slow (or gone): cut it off; it resumes from its last revision.
+            subs.remove(&id);
+            return Some(id);
+        }
+    }
+    None
+}
+
+fn convert(e: &etcd_client::Event) -> WatchEvent {
+    WatchEvent {
+        event_type: match e.event_type() {
+            etcd_client::EventType::Put => EventType::Put,
+            etcd_client::EventType::Delete => EventType::Delete,
+        },
+        kv: e.kv().map(KeyValue::from).unwrap_or_default(),
+        prev_kv: e.prev_kv().map(KeyValue::from),
+    }
+}

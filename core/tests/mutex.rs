@@ -1,0 +1,277 @@
+//! The fair mutex against a real etcd.
+mod common;
+use common::*;
+use etcdlock::{ErrorKind, LockOptions, LostReason};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[tokio::test]
+async fn uncontended_lock_and_release() {
+    let client = client().await;
+    let name = prefix("uncontended") + "lock";
+    let m = client.mutex(name.clone(), 10).unwrap();
+    let g = m.lock().await.unwrap();
+    assert!(g.is_held());
+    assert!(g.key().starts_with(format!("{name}/").as_bytes()));
+    let t1 = g.fencing_token();
+    g.release().await.unwrap();
+    assert!(!g.is_held());
+    assert_eq!(g.release().await.unwrap_err().kind(), ErrorKind::NotHeld);
+    let g2 = m.lock().await.unwrap();
+    assert!(g2.fencing_token() > t1);
+    g2.release().await.unwrap();
+    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn fifo_order_of_waiters() {
+    let client = client().await;
+    let name = prefix("fifo") + "lock";
+    let holder = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let (c, n, order) = (client.clone(), name.clone(), order.clone());
+        tasks.push(tokio::spawn(async move {
+            let m = c.mutex(n, 10).unwrap();
+            let g = m.lock().await.unwrap();
+            order.lock().unwrap().push((i, g.fencing_token()));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            g.release().await.unwrap();
+        }));
+        // Enqueue in a known order.
+        let n = name.clone();
+        assert!(eventually(Duration::from_secs(5), || {
+            let n = n.clone();
+            async move { keys_under(&shared().endpoints(), &format!("{n}/")).await.len() == i + 2 }
+        }).await);
+    }
+    holder.release().await.unwrap();
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(20), t).await.unwrap().unwrap();
+    }
+    let order = order.lock().unwrap().clone();
+    let idx: Vec<_> = order.iter().map(|(i, _)| *i).collect();
+    assert_eq!(idx, vec![0, 1, 2, 3, 4, 5]);
+    assert!(order.windows(2).all(|w| w[0].1 < w[1].1), "tokens increase: {order:?}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn no_overlap_with_many_contenders_guarded_counter() {
+    let client = client().await;
+    let name = prefix("overlap") + "lock";
+    let counter_key = format!("{name}-counter");
+    client.put(counter_key.as_bytes(), b"0", None).await.unwrap();
+    let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let (name, counter_key, inside) = (name.clone(), counter_key.clone(), inside.clone());
+        // Separate clients, as separate processes would have.
+        let c = common::client().await;
+        tasks.push(tokio::spawn(async move {
+            let m = c.mutex(name, 10).unwrap();
+            let mut tokens = Vec::new();
+            for _ in 0..5 {
+                let g = m.lock().await.unwrap();
+                assert_eq!(inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst), 0, "two holders at once");
+                let v: i64 = String::from_utf8(c.get(counter_key.as_bytes()).await.unwrap().unwrap().value).unwrap().parse().unwrap();
+                g.put(counter_key.as_bytes(), (v + 1).to_string().as_bytes()).await.unwrap();
+                tokens.push(g.fencing_token());
+                inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                g.release().await.unwrap();
+            }
+            c.close().await;
+            tokens
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(tokio::time::timeout(Duration::from_secs(60), t).await.unwrap().unwrap());
+    }
+    let v = client.get(counter_key.as_bytes()).await.unwrap().unwrap().value;
+    assert_eq!(v, b"40");
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 40, "every acquisition has its own token");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn two_acquisitions_on_one_handle_exclude_each_other() {
+    let client = client().await;
+    let name = prefix("samehandle") + "lock";
+    let m = Arc::new(client.mutex(name.clone(), 10).unwrap());
+    let g1 = m.lock().await.unwrap();
+    let m2 = m.clone();
+    let second = tokio::spawn(async move { m2.lock().await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!second.is_finished(), "second acquisition on the same lease must wait");
+    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await.len(), 2);
+    g1.release().await.unwrap();
+    let g2 = tokio::time::timeout(Duration::from_secs(5), second).await.unwrap().unwrap().unwrap();
+    assert!(g2.fencing_token() > g1.fencing_token());
+    assert_ne!(g2.key(), g1.key());
+    g2.release().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn try_lock_fails_without_leaving_a_key() {
+    let client = client().await;
+    let name = prefix("trylock") + "lock";
+    let g = client.mutex(name.clone(), 10).unwrap().try_lock().await.unwrap();
+    let other = client.mutex(name.clone(), 10).unwrap();
+    let e = other.try_lock().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::WouldBlock);
+    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await, vec![String::from_utf8(g.key().to_vec()).unwrap()]);
+    g.release().await.unwrap();
+    other.try_lock().await.unwrap().release().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn timeout_and_cancel_leave_no_key_and_no_lease() {
+    // A private server, so the lease list is ours alone.
+    let etcd = Etcd::start(1);
+    let eps = etcd.endpoints();
+    let client = client_for(&eps).await;
+    let holder_m = client.mutex("job", 10).unwrap();
+    let holder = holder_m.lock().await.unwrap();
+    let before = lease_ids(&eps).await;
+
+    let waiter = client.mutex("job", 10).unwrap();
+    let e = waiter.lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None }).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(keys_under(&eps, "job/").await.len(), 1);
+    assert_eq!(lease_ids(&eps).await, before);
+
+    let cancel = etcdlock::CancellationToken::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        c2.cancel();
+    });
+    let e = waiter.lock_with(LockOptions { timeout: None, cancel: Some(cancel) }).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled);
+    assert_eq!(keys_under(&eps, "job/").await.len(), 1);
+    assert_eq!(lease_ids(&eps).await, before);
+
+    // Dropping the future cleans up in the background.
+    let r = tokio::time::timeout(Duration::from_millis(200), waiter.lock()).await;
+    assert!(r.is_err());
+    assert!(eventually(Duration::from_secs(5), || async { keys_under(&eps, "job/").await.len() == 1 }).await);
+
+    holder.release().await.unwrap();
+    drop(holder_m);
+    drop(waiter);
+    client.close().await;
+    assert!(eventually(Duration::from_secs(5), || async { lease_ids(&eps).await.is_empty() }).await);
+}
+
+#[tokio::test]
+async fn waiter_whose_lease_is_revoked_fails_promptly() {
+    let client = client().await;
+    let name = prefix("waiterlease") + "lock";
+    let holder = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let lease = client.lease(10).await.unwrap();
+    let waiter = etcdlock::Mutex::with_lease(&lease, name.clone()).unwrap();
+    let w = tokio::spawn(async move { waiter.lock().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Revoke from outside, as an operator would.
+    let out = etcdctl_cmd(&shared().endpoints()[0], &["lease", "revoke", &format!("{:x}", lease.id())]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let e = tokio::time::timeout(Duration::from_secs(5), w).await.unwrap().unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LockLost);
+    holder.release().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn holder_learns_when_its_key_is_deleted() {
+    let client = client().await;
+    let name = prefix("keydel") + "lock";
+    let m = client.mutex(name.clone(), 10).unwrap();
+    let g = m.lock().await.unwrap();
+    let key = String::from_utf8(g.key().to_vec()).unwrap();
+    let out = etcdctl_cmd(&shared().endpoints()[0], &["del", &key]).output().unwrap();
+    assert!(out.status.success());
+    let reason = tokio::time::timeout(Duration::from_secs(5), g.lost().wait()).await.unwrap();
+    assert_eq!(reason, LostReason::KeyDeleted);
+    assert!(!g.is_held());
+    assert_eq!(g.put(b"x", b"y").await.unwrap_err().kind(), ErrorKind::NotHeld);
+    assert_eq!(g.release().await.unwrap_err().kind(), ErrorKind::NotHeld);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
+    let client = client().await;
+    let name = prefix("fenced") + "lock";
+    let lease = client.lease(10).await.unwrap();
+    let m = etcdlock::Mutex::with_lease(&lease, name.clone()).unwrap();
+    let g = m.lock().await.unwrap();
+    // Somebody deletes our key and a new holder takes the lock.
+    client.delete(g.key()).await.unwrap();
+    let other = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let data = format!("{name}-data");
+    assert_eq!(g.put(data.as_bytes(), b"stale").await.unwrap_err().kind(), ErrorKind::NotHeld);
+    assert!(client.get(data.as_bytes()).await.unwrap().is_none());
+    // A stale release must not delete the new holder's key.
+    assert_eq!(g.release().await.unwrap_err().kind(), ErrorKind::NotHeld);
+    assert!(other.is_held());
+    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await.len(), 1);
+    other.put(data.as_bytes(), b"fresh").await.unwrap();
+    other.release().await.unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn bad_inputs_are_rejected_before_anything_is_sent() {
+    let client = client().await;
+    for bad in ["", "a/", "a\0b"] {
+        assert_eq!(client.mutex(bad, 10).unwrap_err().kind(), ErrorKind::InvalidArgument, "{bad:?}");
+    }
+    for ttl in [0, -1, etcdlock::MAX_TTL_SECS + 1] {
+        assert_eq!(client.mutex("ok", ttl).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(client.lease(ttl).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+    assert_eq!(client.get(b"").await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    for eps in [vec![], vec!["not a url"], vec!["http://127.0.0.1:0"]] {
+        let e = etcdlock::Client::connect(eps.clone(), Default::default()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{eps:?}");
+    }
+    client.close().await;
+    assert_eq!(client.get(b"k").await.unwrap_err().kind(), ErrorKind::Closed);
+    assert_eq!(client.mutex("ok", 10).unwrap_err().kind(), ErrorKind::Closed);
+}
+
+#[tokio::test]
+async fn unreachable_endpoint_fails_within_the_connect_timeout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let opts = etcdlock::ClientOptions { connect_timeout: Duration::from_millis(500), ..Default::default() };
+    let start = std::time::Instant::now();
+    let e = etcdlock::Client::connect([format!("http://127.0.0.1:{port}")], opts).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+    assert!(start.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn close_fails_a_waiting_acquire_with_closed() {
+    let client = client().await;
+    let name = prefix("closewait") + "lock";
+    let other = common::client().await;
+    let holder = other.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let m = client.mutex(name.clone(), 10).unwrap();
+    let w = tokio::spawn(async move { m.lock().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    client.close().await;
+    let e = tokio::time::timeout(Duration::from_secs(5), w).await.unwrap().unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Closed);
+    assert!(eventually(Duration::from_secs(5), || async {
+        keys_under(&shared().endpoints(), &format!("{name}/")).await.len() == 1
+    }).await);
+    holder.release().await.unwrap();
+    other.close().await;
+}
