@@ -162,8 +162,10 @@ impl Client {
     }
 
     /// Watches a key (or, with `opts.prefix`, every key under it), resuming across failures.
-    pub fn watch(&self, key: impl Into<Vec<u8>>, opts: WatchOptions) -> Result<Watch> {
-        Watch::new(self, key.into(), opts)
+    /// Returns once etcd has confirmed the watch: without a start revision, every change made
+    /// after this returns is delivered.
+    pub async fn watch(&self, key: impl Into<Vec<u8>>, opts: WatchOptions) -> Result<Watch> {
+        Watch::new(self, key.into(), opts).await
     }
 
     pub async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>> {

@@ -83,8 +83,10 @@ fn request<M: prost::Message + Default>(id: i64) -> M {
     M::decode(buf.as_slice()).expect("a one-field message always decodes")
 }
 
-async fn send(stream: &Stream, id: i64) -> bool {
-    stream.0.sender.send(request(id)).await.is_ok()
+/// Queues a keepalive; false when the stream is gone or so backed up that it is as good as
+/// stalled (never blocks the keeper).
+fn send(stream: &Stream, id: i64) -> bool {
+    stream.0.sender.try_send(request(id)).is_ok()
 }
 
 async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
@@ -94,7 +96,12 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
     let mut retry_at = Instant::now();
     loop {
         if stream.is_none() && !leases.is_empty() && Instant::now() >= retry_at {
+            // Opening can take up to STREAM_STALL; a lease whose deadline comes first must
+            // still be reported lost on time.
+            let earliest = leases.values().map(|e| e.state.deadline()).min().unwrap_or_default();
+            let until_earliest = earliest.saturating_sub(clock::now());
             tokio::select! {
+                _ = tokio::time::sleep(until_earliest) => {}
                 s = open(&etcd, &mut leases) => match s {
                     Some(s) => {
                         backoff.reset();
@@ -125,7 +132,7 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
                 if now >= e.next_send {
                     e.sent.push_back((clock::now(), now));
                     e.next_send = now + e.state.ttl / 3;
-                    if !send(s, *id).await {
+                    if !send(s, *id) {
                         broken = true;
                     }
                 }

@@ -24,7 +24,7 @@ pub struct WatchOptions {
 ///
 /// ```no_run
 /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
-/// let mut watch = client.watch("jobs/", etcdlock::WatchOptions { prefix: true, ..Default::default() })?;
+/// let mut watch = client.watch("jobs/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await?;
 /// while let Some(event) = watch.next().await {
 ///     let event = event?;
 ///     println!("{:?} {:?} at {}", event.event_type, event.kv.key, event.revision());
@@ -42,8 +42,14 @@ pub struct Watch {
     done: bool,
 }
 
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").field("key", &String::from_utf8_lossy(&self.spec.key)).field("next_revision", &self.next_revision).finish()
+    }
+}
+
 impl Watch {
-    pub(crate) fn new(client: &Client, key: Vec<u8>, opts: WatchOptions) -> Result<Watch> {
+    pub(crate) async fn new(client: &Client, key: Vec<u8>, opts: WatchOptions) -> Result<Watch> {
         client.check_open()?;
         if key.is_empty() && !opts.prefix {
             return Err(Error::invalid("key must not be empty (use prefix=true with an empty key to watch everything)"));
@@ -56,15 +62,43 @@ impl Watch {
             Some(r) if r < 0 => return Err(Error::invalid(format!("start_revision must be positive, got {r}"))),
             Some(r) => r,
         };
-        Ok(Watch {
+        let spec = Spec { key, prefix: opts.prefix, start_revision: start, prev_kv: opts.prev_kv, only_deletes: false };
+        let mut watch = Watch {
             client: client.clone(),
-            spec: Spec { key, prefix: opts.prefix, start_revision: start, prev_kv: opts.prev_kv, only_deletes: false },
-            sub: None,
+            sub: Some(client.inner.hub.subscribe(spec.clone())),
+            spec,
             next_revision: start,
             pending: VecDeque::new(),
             backoff: Backoff::default(),
             done: false,
-        })
+        };
+        watch.wait_created().await?;
+        Ok(watch)
+    }
+
+    /// Waits for the server to confirm the watch, so that "from now" means from the moment
+    /// `Client::watch` returned.
+    async fn wait_created(&mut self) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + self.client.inner.opts.request_timeout;
+        while self.next_revision == 0 {
+            let Some(sub) = self.sub.as_mut() else {
+                return Ok(()); // broke before creation; `next` resumes from "now"
+            };
+            let msg = tokio::select! {
+                m = sub.rx.recv() => m,
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(Error::new(crate::ErrorKind::Unavailable, "etcd did not confirm the watch in time"));
+                }
+                _ = self.client.inner.closed.cancelled() => return Err(closed_error()),
+            };
+            match msg {
+                Some(Msg::Created { revision }) => self.next_revision = revision + 1,
+                Some(Msg::Events(events)) => self.pending.extend(events),
+                Some(Msg::Failed(e)) => return Err(e),
+                None => self.sub = None,
+            }
+        }
+        Ok(())
     }
 
     /// The next event; `None` once closed. After an error the watch is finished.
