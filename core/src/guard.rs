@@ -7,6 +7,7 @@ use crate::kv::Op;
 use crate::lease::Lease;
 use crate::lost::{LostFlag, LostReason, LostSignal};
 use crate::runtime;
+use crate::mutex::{recv, WATCH_OWN_KEY_AFTER};
 use crate::watch_hub::{EventType, Msg, Spec, Subscription};
 use etcd_client::{Compare, CompareOp, Txn};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -254,14 +255,19 @@ async fn monitor(
         return;
     };
     let spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
-    let mut sub = own_sub.unwrap_or_else(|| client.inner.hub.subscribe(spec.clone()));
+    // Watching from token + 1, a delete is seen even if the watch starts late; starting late
+    // spares the server a watch for locks held only briefly.
+    let mut sub = own_sub;
+    let own_after = tokio::time::sleep(WATCH_OWN_KEY_AFTER);
+    tokio::pin!(own_after);
     let mut backoff = crate::backoff::Backoff::default();
     let reason = loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             r = lease_lost.wait() => break r,
             _ = client.inner.closed.cancelled() => break LostReason::Closed,
-            msg = sub.rx.recv() => match msg {
+            _ = &mut own_after, if sub.is_none() => sub = Some(client.inner.hub.subscribe(spec.clone())),
+            msg = recv(&mut sub) => match msg {
                 Some(Msg::Events(ev)) if ev.iter().any(|e| e.event_type == EventType::Delete) => break LostReason::KeyDeleted,
                 Some(Msg::Created { .. }) => backoff.reset(),
                 Some(_) => {}
@@ -271,7 +277,7 @@ async fn monitor(
                         _ = stop.cancelled() => return,
                         _ = tokio::time::sleep(backoff.next_delay()) => {}
                     }
-                    sub = client.inner.hub.subscribe(spec.clone());
+                    sub = Some(client.inner.hub.subscribe(spec.clone()));
                 }
             },
         }

@@ -22,6 +22,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// A waiter (or holder) starts watching its own key for deletion only after this long.
+pub(crate) const WATCH_OWN_KEY_AFTER: Duration = Duration::from_millis(50);
+
 /// How to wait for the lock.
 #[derive(Debug, Clone, Default)]
 pub struct LockOptions {
@@ -273,7 +276,11 @@ impl Mutex {
     async fn wait(&self, key: &[u8], my_rev: i64, mut pos: Position, lease: &Lease) -> Result<Option<Subscription>> {
         let hub = &self.client.inner.hub;
         let own_spec = Spec { key: key.to_vec(), prefix: false, start_revision: my_rev + 1, prev_kv: false, only_deletes: true };
-        let mut own = hub.subscribe(own_spec.clone());
+        // Our own key is watched only once the wait lasts (from my_rev + 1, so a delete in
+        // between is still seen): quick handoffs then cost the server no extra watch.
+        let mut own: Option<Subscription> = None;
+        let own_after = tokio::time::sleep(WATCH_OWN_KEY_AFTER);
+        tokio::pin!(own_after);
         let lease_lost = lease.lost();
         let mut backoff = Backoff::default();
 
@@ -309,21 +316,22 @@ impl Mutex {
                             sub = hub.subscribe(spec.clone());
                         }
                     },
-                    msg = own.rx.recv() => match msg {
+                    _ = &mut own_after, if own.is_none() => own = Some(hub.subscribe(own_spec.clone())),
+                    msg = recv(&mut own) => match msg {
                         Some(Msg::Events(events)) if events.iter().any(|e| e.event_type == EventType::Delete) => {
                             return Err(lost(LostReason::KeyDeleted));
                         }
                         Some(_) => {}
                         None => {
                             tokio::time::sleep(backoff.next_delay()).await;
-                            own = hub.subscribe(own_spec.clone());
+                            own = Some(hub.subscribe(own_spec.clone()));
                         }
                     },
                     reason = lease_lost.wait() => return Err(lost(reason)),
                 }
             }
         }
-        Ok(Some(own))
+        Ok(own)
     }
 
     /// Removes the queue key after a failed acquire: by revoking the handle's own lease when
@@ -389,6 +397,14 @@ impl Drop for PendingKey {
                 }
             }
         });
+    }
+}
+
+/// Receives from an optional subscription (pending forever when there is none).
+pub(crate) async fn recv(sub: &mut Option<Subscription>) -> Option<Msg> {
+    match sub {
+        Some(s) => s.rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 

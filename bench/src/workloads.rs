@@ -1,0 +1,187 @@
+//! The benchmark workloads, each a bounded loop against a real etcd.
+
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Workload {
+    /// Txn put-if-absent with a pre-granted lease, then Delete: the fewest RPCs per cycle.
+    RawUncontended,
+    LockUncontended,
+    /// N tasks on one client, each its own key.
+    RawMany(usize),
+    LockMany(usize),
+    /// N clients, one name.
+    LockContended(usize),
+}
+
+pub struct Report {
+    pub name: String,
+    pub cycles_per_sec: f64,
+    pub handoff_p50: Option<Duration>,
+    pub handoff_p99: Option<Duration>,
+    pub jain: Option<f64>,
+}
+
+impl Report {
+    pub fn json(&self, lang: &str) -> String {
+        let ms = |d: Option<Duration>| d.map_or("null".to_string(), |d| format!("{:.4}", d.as_secs_f64() * 1e3));
+        format!(
+            "{{\"lang\":\"{lang}\",\"workload\":\"{}\",\"cycles_per_sec\":{:.1},\"handoff_p50_ms\":{},\"handoff_p99_ms\":{},\"jain\":{}}}",
+            self.name,
+            self.cycles_per_sec,
+            ms(self.handoff_p50),
+            ms(self.handoff_p99),
+            self.jain.map_or("null".to_string(), |j| format!("{j:.4}")),
+        )
+    }
+}
+
+/// The round with the median throughput.
+pub fn median(mut rounds: Vec<Report>) -> Report {
+    rounds.sort_by(|a, b| a.cycles_per_sec.total_cmp(&b.cycles_per_sec));
+    let mid = rounds.len() / 2;
+    rounds.swap_remove(mid)
+}
+
+fn unique(tag: &str) -> String {
+    format!("bench/{tag}-{}-{}", std::process::id(), etcd_testkit::rand_suffix())
+}
+
+pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
+    match w {
+        Workload::RawUncontended => {
+            let n = raw_loop(endpoints, 1, dur).await;
+            simple("raw uncontended", n, dur)
+        }
+        Workload::RawMany(tasks) => {
+            let n = raw_loop(endpoints, tasks, dur).await;
+            simple(&format!("raw many ({tasks} tasks)"), n, dur)
+        }
+        Workload::LockUncontended => {
+            let n = lock_many(endpoints, 1, dur).await;
+            simple("lock uncontended", n, dur)
+        }
+        Workload::LockMany(tasks) => {
+            let n = lock_many(endpoints, tasks, dur).await;
+            simple(&format!("lock many ({tasks} tasks)"), n, dur)
+        }
+        Workload::LockContended(clients) => contended(endpoints, clients, dur).await,
+    }
+}
+
+fn simple(name: &str, cycles: u64, dur: Duration) -> Report {
+    Report { name: name.into(), cycles_per_sec: cycles as f64 / dur.as_secs_f64(), handoff_p50: None, handoff_p99: None, jain: None }
+}
+
+async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
+    let client = etcd_client::Client::connect(endpoints, None).await.expect("connect");
+    let lease = client.clone().lease_grant(30, None).await.unwrap().id();
+    let prefix = unique("raw");
+    let deadline = Instant::now() + dur;
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let mut c = client.clone();
+        let key = format!("{prefix}/{t}/{lease:x}");
+        handles.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let txn = Txn::new()
+                    .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                    .and_then([TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)))]);
+                c.txn(txn).await.unwrap();
+                c.delete(key.clone(), None).await.unwrap();
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mut total = 0;
+    for h in handles {
+        total += h.await.unwrap();
+    }
+    let _ = client.clone().lease_revoke(lease).await;
+    total
+}
+
+async fn lock_many(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
+    let client = etcdlock::Client::connect(endpoints, Default::default()).await.expect("connect");
+    let prefix = unique("lock");
+    let deadline = Instant::now() + dur;
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let m = client.mutex(format!("{prefix}/{t}"), 30).unwrap();
+        handles.push(tokio::spawn(async move {
+            // Grant the handle's lease before timing starts, as the raw loop does.
+            m.lock().await.unwrap().release().await.unwrap();
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let g = m.lock().await.unwrap();
+                g.release().await.unwrap();
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mut total = 0;
+    for h in handles {
+        total += h.await.unwrap();
+    }
+    client.close().await;
+    total
+}
+
+/// (acquired at, release started at) of every acquisition, in any order.
+type Timeline = Arc<Mutex<Vec<(Instant, Instant)>>>;
+
+async fn contended(endpoints: &[String], clients: usize, dur: Duration) -> Report {
+    let name = unique("contended");
+    let timeline: Timeline = Default::default();
+    let mut handles = Vec::new();
+    let mut conns = Vec::new();
+    for _ in 0..clients {
+        // One connection per contender, as separate processes would have.
+        conns.push(etcdlock::Client::connect(endpoints, Default::default()).await.expect("connect"));
+    }
+    let start = Instant::now();
+    let deadline = start + dur;
+    for c in &conns {
+        let m = c.mutex(name.clone(), 30).unwrap();
+        let timeline = timeline.clone();
+        handles.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let g = m.lock().await.unwrap();
+                let acquired = Instant::now();
+                let releasing = Instant::now();
+                g.release().await.unwrap();
+                timeline.lock().unwrap().push((acquired, releasing));
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mut counts = Vec::new();
+    for h in handles {
+        counts.push(h.await.unwrap() as f64);
+    }
+    let elapsed = start.elapsed();
+    for c in conns {
+        c.close().await;
+    }
+    let mut tl = timeline.lock().unwrap().clone();
+    tl.sort();
+    let mut handoffs: Vec<Duration> = tl.windows(2).map(|w| w[1].0.saturating_duration_since(w[0].1)).collect();
+    handoffs.sort();
+    let pct = |p: f64| handoffs.get(((handoffs.len() as f64 - 1.0) * p).round() as usize).copied();
+    let sum: f64 = counts.iter().sum();
+    let sq: f64 = counts.iter().map(|x| x * x).sum();
+    Report {
+        name: format!("lock contended ({clients} clients)"),
+        cycles_per_sec: sum / elapsed.as_secs_f64(),
+        handoff_p50: pct(0.5),
+        handoff_p99: pct(0.99),
+        jain: Some(sum * sum / (counts.len() as f64 * sq)),
+    }
+}

@@ -1,0 +1,1 @@
+// placeholder: see the binding's issue
