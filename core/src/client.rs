@@ -124,6 +124,7 @@ impl Client {
                 pid: runtime::current_pid(),
             }),
         };
+        runtime::register_client(Arc::downgrade(&client.inner));
         // The connection is lazy: make one cheap linearizable read so that an unreachable or
         // leaderless cluster fails here, within connect_timeout, not on first use.
         client

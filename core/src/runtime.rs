@@ -1,39 +1,43 @@
 //! The one background runtime per process that every client, and every binding, shares.
 //!
 //! It is created lazily on first use, so importing a binding starts no threads. Its threads are
-//! named `etcdlock-rt-*`. A forked child cannot use its parent's runtime (the threads did not
-//! survive the fork), so the runtime is keyed by PID: a child gets a fresh one on first use and
-//! objects created by the parent refuse to work in the child (see [`check_pid`]).
+//! named `etcdlock-rt-N` (two workers; `ETCDLOCK_WORKER_THREADS` overrides). A forked child
+//! cannot use its parent's runtime (the threads did not survive the fork), so the runtime is
+//! keyed by PID: a child gets a fresh one on first use, and objects created by the parent
+//! refuse to work in the child (see [`check_pid`]). [`shutdown`] closes every client and stops
+//! the runtime, for bindings to call at interpreter or process exit.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Mutex, Weak};
+use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
 
-/// Threads of the shared runtime. Two is enough: the work is network-bound and the machine
-/// class we target has two cores.
-const WORKER_THREADS: usize = 2;
+const DEFAULT_WORKER_THREADS: usize = 2;
 
-static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+struct Slot {
+    pid: u32,
+    runtime: Runtime,
+}
 
-/// The process's current id (cheap: a syscall, no allocation).
+static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
+
+/// Every client ever connected in this process (weakly), so that `shutdown` can close them.
+static CLIENTS: Mutex<Vec<Weak<crate::client::Inner>>> = Mutex::new(Vec::new());
+
+/// The process's current id.
 pub fn current_pid() -> u32 {
     std::process::id()
 }
 
-/// The shared runtime of this process, created on first call.
-pub fn runtime() -> &'static Runtime {
-    let pid = current_pid();
-    let mut slot = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((owner, rt)) = *slot {
-        if owner == pid {
-            return rt;
-        }
-        // Inherited through fork: its worker threads do not exist here. Dropping it would try
-        // to join them, so it is deliberately leaked.
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(WORKER_THREADS)
+fn build() -> Runtime {
+    let workers = std::env::var("ETCDLOCK_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(DEFAULT_WORKER_THREADS);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
         .thread_name_fn(|| {
             use std::sync::atomic::{AtomicUsize, Ordering};
             static N: AtomicUsize = AtomicUsize::new(0);
@@ -41,16 +45,33 @@ pub fn runtime() -> &'static Runtime {
         })
         .enable_all()
         .build()
-        .expect("cannot start the etcdlock runtime");
-    let rt: &'static Runtime = Box::leak(Box::new(rt));
-    *slot = Some((pid, rt));
-    rt
+        .expect("cannot start the etcdlock runtime")
 }
 
-/// Whether the shared runtime has been started in this process (for tests and bindings that
-/// promise not to start threads on import).
+/// A handle on the shared runtime of this process, creating it on first call.
+pub fn handle() -> Handle {
+    let pid = current_pid();
+    let mut slot = SLOT.lock().unwrap_or_else(|p| p.into_inner());
+    match slot.as_ref() {
+        Some(s) if s.pid == pid => return s.runtime.handle().clone(),
+        Some(_) => {
+            // Inherited through fork: its worker threads do not exist here, and dropping it
+            // would wait for them forever. Leak it.
+            std::mem::forget(slot.take());
+            CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        None => {}
+    }
+    let runtime = build();
+    let handle = runtime.handle().clone();
+    *slot = Some(Slot { pid, runtime });
+    handle
+}
+
+/// Whether the shared runtime is running in this process (bindings promise not to start
+/// threads on import; tests check it).
 pub fn runtime_started() -> bool {
-    matches!(*RUNTIME.lock().unwrap_or_else(|p| p.into_inner()), Some((pid, _)) if pid == current_pid())
+    matches!(SLOT.lock().unwrap_or_else(|p| p.into_inner()).as_ref(), Some(s) if s.pid == current_pid())
 }
 
 /// Spawns a background task on the shared runtime.
@@ -59,7 +80,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    runtime().spawn(fut)
+    handle().spawn(fut)
 }
 
 /// Errors with [`ErrorKind::WrongContext`] when an object created by process `owner` is used
@@ -85,28 +106,55 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    check_not_in_runtime()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv().map_err(|_| Error::new(ErrorKind::Closed, "the etcdlock runtime shut down (or the task panicked)"))
+}
+
+/// Errors with [`ErrorKind::WrongContext`] on a thread that runs async tasks (where blocking
+/// would deadlock or starve the runtime).
+pub fn check_not_in_runtime() -> Result<()> {
     if Handle::try_current().is_ok() {
         return Err(Error::new(
             ErrorKind::WrongContext,
             "blocking etcdlock call made from inside an async runtime thread (e.g. a callback); use the async API or another thread",
         ));
     }
-    let handle = runtime().spawn(fut);
-    match futures_block_on(handle) {
-        Ok(v) => Ok(v),
-        Err(e) if e.is_cancelled() => Err(Error::new(ErrorKind::Cancelled, "operation cancelled")),
-        Err(e) => Err(Error::new(ErrorKind::Internal, format!("background task panicked: {e}"))),
-    }
+    Ok(())
 }
 
-/// Waits for a spawned task from a plain thread. The task runs on the runtime's workers, so
-/// this thread only parks; it never drives the runtime itself.
-fn futures_block_on<T: Send + 'static>(
-    handle: tokio::task::JoinHandle<T>,
-) -> std::result::Result<T, tokio::task::JoinError> {
+pub(crate) fn register_client(inner: Weak<crate::client::Inner>) {
+    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    clients.retain(|c| c.strong_count() > 0);
+    clients.push(inner);
+}
+
+/// Closes every client of this process (revoking their leases, bounded by `timeout`) and
+/// stops the runtime. For exit hooks: a later call starts a fresh runtime. Must not be called
+/// from a runtime thread.
+pub fn shutdown(timeout: Duration) -> Result<()> {
+    check_not_in_runtime()?;
+    if !runtime_started() {
+        return Ok(());
+    }
+    let clients: Vec<_> = CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|w| w.upgrade()).collect();
+    let closing = async move {
+        for inner in clients {
+            crate::Client { inner }.close().await;
+        }
+    };
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    runtime().spawn(async move {
-        let _ = tx.send(handle.await);
+    spawn(async move {
+        let _ = tokio::time::timeout(timeout, closing).await;
+        let _ = tx.send(());
     });
-    rx.recv().unwrap_or_else(|_| panic!("etcdlock runtime shut down"))
+    let _ = rx.recv_timeout(timeout + Duration::from_millis(100));
+    let slot = SLOT.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(s) = slot {
+        s.runtime.shutdown_timeout(timeout);
+    }
+    Ok(())
 }
