@@ -46,3 +46,8 @@ pub use tokio_util::sync::CancellationToken;
 pub use validate::MAX_TTL_SECS;
 pub use watch::{Watch, WatchOptions};
 pub use watch_hub::{EventType, WatchEvent};
+
+/// The README's Rust example, compiled as a doc test so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

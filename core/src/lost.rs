@@ -74,14 +74,17 @@ impl LostSignal {
         *self.0.borrow()
     }
 
-    /// Resolves once lost (at once if it already is).
-    pub async fn wait(&self) -> LostReason {
+    /// Resolves once lost (at once if it already is). The future owns what it needs, so
+    /// `guard.lost().wait()` can be awaited directly.
+    pub fn wait(&self) -> impl std::future::Future<Output = LostReason> + Send + 'static {
         let mut rx = self.0.clone();
-        let r = rx.wait_for(|r| r.is_some()).await.map(|r| *r);
-        match r {
-            Ok(r) => r.expect("checked by wait_for"),
-            // The owner is gone without saying why: whatever held it was closed.
-            Err(_) => LostReason::Closed,
+        async move {
+            let r = rx.wait_for(|r| r.is_some()).await.map(|r| *r);
+            match r {
+                Ok(r) => r.expect("checked by wait_for"),
+                // The owner is gone without saying why: whatever held it was closed.
+                Err(_) => LostReason::Closed,
+            }
         }
     }
 }

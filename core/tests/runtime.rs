@@ -1,0 +1,36 @@
+//! The shared runtime: lazily started, refuses blocking calls from async contexts, shuts down.
+mod common;
+use common::*;
+use etcdlock::{runtime, ErrorKind};
+
+#[test]
+fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
+    // Nothing started it yet in this test binary.
+    assert!(!runtime::runtime_started());
+    let eps = shared().endpoints();
+    let client = runtime::block_on(async move { etcdlock::Client::connect(eps, Default::default()).await })
+        .unwrap()
+        .unwrap();
+    assert!(runtime::runtime_started());
+    let names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+        .collect();
+    assert_eq!(names.iter().filter(|n| n.starts_with("etcdlock-rt")).count(), 2, "{names:?}");
+
+    // A blocking call from inside the runtime would deadlock: it must error instead.
+    let nested = runtime::block_on(async { runtime::block_on(async { 1 }).map_err(|e| e.kind()) }).unwrap();
+    assert_eq!(nested, Err(ErrorKind::WrongContext));
+
+    // A lock held at shutdown is released with its lease.
+    let c = client.clone();
+    let guard = runtime::block_on(async move { c.mutex("rt-shutdown", 30).unwrap().lock().await }).unwrap().unwrap();
+    let key = String::from_utf8(guard.key().to_vec()).unwrap();
+    std::mem::forget(guard);
+    runtime::shutdown(std::time::Duration::from_secs(5)).unwrap();
+    assert!(!runtime::runtime_started());
+    assert!(client.is_closed());
+    let eps = shared().endpoints();
+    let left = runtime::block_on(async move { keys_under(&eps, &key).await }).unwrap();
+    assert!(left.is_empty(), "shutdown revokes the leases of open clients");
+}
