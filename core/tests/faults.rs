@@ -3,6 +3,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 
+// covers: FAULT-LEADER-001
 #[tokio::test]
 async fn leader_kill_does_not_lose_a_held_lock() {
     let mut etcd = Etcd::start(3);
@@ -30,6 +31,7 @@ async fn leader_kill_does_not_lose_a_held_lock() {
     other.close().await;
 }
 
+// covers: LOCK-INTEROP-001
 #[tokio::test]
 async fn etcdctl_lock_and_our_mutex_share_one_queue() {
     let client = client().await;

@@ -4,6 +4,7 @@ use common::*;
 use etcdlock::{ErrorKind, LostReason};
 use std::time::Duration;
 
+// covers: LEASE-KEEP-001, LEASE-REVOKE-001
 #[tokio::test]
 async fn keepalive_keeps_a_two_second_lease_alive_for_ten_seconds() {
     let client = client().await;
@@ -26,6 +27,7 @@ async fn keepalive_keeps_a_two_second_lease_alive_for_ten_seconds() {
     client.close().await;
 }
 
+// covers: LEASE-TTL-001
 #[tokio::test]
 async fn server_raises_small_ttls_and_we_report_what_it_granted() {
     // etcd's minimum TTL is ceil(1.5 * election timeout) = 2 s with default settings.
@@ -35,6 +37,7 @@ async fn server_raises_small_ttls_and_we_report_what_it_granted() {
     client.close().await;
 }
 
+// covers: LEASE-LOST-001
 #[tokio::test]
 async fn external_revoke_fires_lost_once_and_never_comes_back() {
     let client = client().await;
@@ -53,6 +56,7 @@ async fn external_revoke_fires_lost_once_and_never_comes_back() {
     client.close().await;
 }
 
+// covers: CONN-CLOSED-001
 #[tokio::test]
 async fn close_revokes_every_lease_and_reports_closed() {
     let etcd = Etcd::start(1);
@@ -83,6 +87,7 @@ async fn dropping_the_last_handle_revokes() {
     client.close().await;
 }
 
+// covers: LEASE-DEADLINE-001
 #[tokio::test]
 async fn local_deadline_passes_when_the_server_is_unreachable() {
     // Freeze the only member: keepalives go unanswered, so the lease must be reported lost by

@@ -5,6 +5,7 @@ use etcdlock::{ErrorKind, LockOptions, LostReason};
 use std::sync::Arc;
 use std::time::Duration;
 
+// covers: LOCK-BASIC-001, LOCK-TOKEN-001, LOCK-RELEASE-001
 #[tokio::test]
 async fn uncontended_lock_and_release() {
     let client = client().await;
@@ -24,6 +25,7 @@ async fn uncontended_lock_and_release() {
     client.close().await;
 }
 
+// covers: LOCK-FIFO-001, LOCK-TOKEN-001
 #[tokio::test]
 async fn fifo_order_of_waiters() {
     let client = client().await;
@@ -58,6 +60,7 @@ async fn fifo_order_of_waiters() {
     client.close().await;
 }
 
+// covers: LOCK-EXCL-001, LOCK-GUARD-001
 #[tokio::test]
 async fn no_overlap_with_many_contenders_guarded_counter() {
     let client = client().await;
@@ -98,6 +101,7 @@ async fn no_overlap_with_many_contenders_guarded_counter() {
     client.close().await;
 }
 
+// covers: LOCK-SAMELEASE-001
 #[tokio::test]
 async fn two_acquisitions_on_one_handle_exclude_each_other() {
     let client = client().await;
@@ -117,6 +121,7 @@ async fn two_acquisitions_on_one_handle_exclude_each_other() {
     client.close().await;
 }
 
+// covers: LOCK-TRY-001
 #[tokio::test]
 async fn try_lock_fails_without_leaving_a_key() {
     let client = client().await;
@@ -131,6 +136,7 @@ async fn try_lock_fails_without_leaving_a_key() {
     client.close().await;
 }
 
+// covers: LOCK-TIMEOUT-001, LOCK-CANCEL-001
 #[tokio::test]
 async fn timeout_and_cancel_leave_no_key_and_no_lease() {
     // A private server, so the lease list is ours alone.
@@ -170,6 +176,7 @@ async fn timeout_and_cancel_leave_no_key_and_no_lease() {
     assert!(eventually(Duration::from_secs(5), || async { lease_ids(&eps).await.is_empty() }).await);
 }
 
+// covers: LOCK-WAITLOST-001
 #[tokio::test]
 async fn waiter_whose_lease_is_revoked_fails_promptly() {
     let client = client().await;
@@ -188,6 +195,7 @@ async fn waiter_whose_lease_is_revoked_fails_promptly() {
     client.close().await;
 }
 
+// covers: LOCK-LOST-001, LOCK-RELEASE-001
 #[tokio::test]
 async fn holder_learns_when_its_key_is_deleted() {
     let client = client().await;
@@ -205,6 +213,7 @@ async fn holder_learns_when_its_key_is_deleted() {
     client.close().await;
 }
 
+// covers: LOCK-FENCED-001
 #[tokio::test]
 async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
     let client = client().await;
@@ -227,6 +236,7 @@ async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
     client.close().await;
 }
 
+// covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-BADKEY-001, CONN-BADURL-001, CONN-CLOSED-001
 #[tokio::test]
 async fn bad_inputs_are_rejected_before_anything_is_sent() {
     let client = client().await;
@@ -247,6 +257,7 @@ async fn bad_inputs_are_rejected_before_anything_is_sent() {
     assert_eq!(client.mutex("ok", 10).unwrap_err().kind(), ErrorKind::Closed);
 }
 
+// covers: CONN-UNREACH-001
 #[tokio::test]
 async fn unreachable_endpoint_fails_within_the_connect_timeout() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -257,6 +268,7 @@ async fn unreachable_endpoint_fails_within_the_connect_timeout() {
     assert!(start.elapsed() < Duration::from_secs(3));
 }
 
+// covers: CONN-CLOSE-WAITER-001
 #[tokio::test]
 async fn close_fails_a_waiting_acquire_with_closed() {
     let client = client().await;
@@ -274,4 +286,32 @@ async fn close_fails_a_waiting_acquire_with_closed() {
     }).await);
     holder.release().await.unwrap();
     other.close().await;
+}
+
+// covers: LOCK-LOST-002
+#[tokio::test]
+async fn closing_the_client_marks_held_locks_lost() {
+    let client = client().await;
+    let name = prefix("closeheld") + "lock";
+    let g = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let lost = g.lost();
+    client.close().await;
+    assert_eq!(tokio::time::timeout(Duration::from_secs(5), lost.wait()).await.unwrap(), LostReason::Closed);
+    assert!(!g.is_held());
+    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty(), "close revokes the lease");
+}
+
+// covers: KV-BASIC-001
+#[tokio::test]
+async fn put_get_delete_round_trip() {
+    let client = client().await;
+    let key = prefix("kv") + "k";
+    assert!(client.get(key.as_bytes()).await.unwrap().is_none());
+    let rev = client.put(key.as_bytes(), b"\x00bytes\xff", None).await.unwrap();
+    let kv = client.get(key.as_bytes()).await.unwrap().unwrap();
+    assert_eq!((kv.value.as_slice(), kv.mod_revision, kv.create_revision), (&b"\x00bytes\xff"[..], rev, rev));
+    assert!(client.delete(key.as_bytes()).await.unwrap());
+    assert!(!client.delete(key.as_bytes()).await.unwrap());
+    assert!(client.get(key.as_bytes()).await.unwrap().is_none());
+    client.close().await;
 }

@@ -3,6 +3,7 @@ mod common;
 use common::*;
 use etcdlock::{runtime, ErrorKind};
 
+// covers: RT-ONE-001, RT-WRONGCTX-001
 #[test]
 fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
     // Nothing started it yet in this test binary.
@@ -12,11 +13,16 @@ fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
         .unwrap()
         .unwrap();
     assert!(runtime::runtime_started());
-    let names: Vec<String> = std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+    assert_eq!(rt_threads(), 2);
+    // More clients, same threads.
+    let more: Vec<_> = (0..5)
+        .map(|_| {
+            let eps = shared().endpoints();
+            runtime::block_on(async move { etcdlock::Client::connect(eps, Default::default()).await }).unwrap().unwrap()
+        })
         .collect();
-    assert_eq!(names.iter().filter(|n| n.starts_with("etcdlock-rt")).count(), 2, "{names:?}");
+    assert_eq!(rt_threads(), 2);
+    drop(more);
 
     // A blocking call from inside the runtime would deadlock: it must error instead.
     let nested = runtime::block_on(async { runtime::block_on(async { 1 }).map_err(|e| e.kind()) }).unwrap();
@@ -33,4 +39,13 @@ fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
     let eps = shared().endpoints();
     let left = runtime::block_on(async move { keys_under(&eps, &key).await }).unwrap();
     assert!(left.is_empty(), "shutdown revokes the leases of open clients");
+}
+
+/// Threads of this process named by the library runtime.
+fn rt_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+        .filter(|n| n.starts_with("etcdlock-rt"))
+        .count()
 }

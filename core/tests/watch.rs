@@ -8,6 +8,7 @@ async fn next(w: &mut etcdlock::Watch) -> etcdlock::WatchEvent {
     tokio::time::timeout(Duration::from_secs(10), w.next()).await.expect("event in time").expect("open").expect("no error")
 }
 
+// covers: WATCH-BASIC-001
 #[tokio::test]
 async fn key_and_prefix_watches_deliver_puts_and_deletes_in_order() {
     let client = client().await;
@@ -34,6 +35,7 @@ async fn key_and_prefix_watches_deliver_puts_and_deletes_in_order() {
     client.close().await;
 }
 
+// covers: WATCH-START-001
 #[tokio::test]
 async fn start_revision_replays_history() {
     let client = client().await;
@@ -48,6 +50,7 @@ async fn start_revision_replays_history() {
     client.close().await;
 }
 
+// covers: WATCH-COMPACT-001
 #[tokio::test]
 async fn compacted_start_revision_is_an_explicit_error() {
     let client = client().await;
@@ -64,6 +67,7 @@ async fn compacted_start_revision_is_an_explicit_error() {
     client.close().await;
 }
 
+// covers: WATCH-RESUME-001
 #[tokio::test]
 async fn watch_resumes_across_a_member_restart_without_gap_or_duplicate() {
     let mut etcd = Etcd::start(3);
