@@ -247,9 +247,14 @@ impl Client {
             if idempotent {
                 retry(Some(deadline), attempt).await
             } else {
-                match tokio::time::timeout_at(deadline, attempt()).await {
-                    Ok(r) => r,
-                    Err(_) => Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
+                // Only a request that never left may be sent again.
+                let mut backoff = crate::backoff::Backoff::default();
+                loop {
+                    match tokio::time::timeout_at(deadline, attempt()).await {
+                        Ok(Err(e)) if e.is_unsent() && backoff.wait(Some(deadline)).await => continue,
+                        Ok(r) => break r,
+                        Err(_) => break Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
+                    }
                 }
             }
         };

@@ -60,6 +60,9 @@ pub struct Error {
     kind: ErrorKind,
     message: String,
     compact_revision: Option<i64>,
+    /// The request never left this process (no connection could be made), so even a
+    /// non-idempotent request may be sent again.
+    unsent: bool,
 }
 
 /// Shorthand used throughout the crate.
@@ -67,7 +70,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), compact_revision: None }
+        Error { kind, message: message.into(), compact_revision: None, unsent: false }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
@@ -81,6 +84,7 @@ impl Error {
                 "requested revision was compacted; history starts at revision {compact_revision}"
             ),
             compact_revision: Some(compact_revision),
+            unsent: false,
         }
     }
 
@@ -100,6 +104,12 @@ impl Error {
     /// Whether retrying the same idempotent request may succeed.
     pub(crate) fn is_transient(&self) -> bool {
         self.kind == ErrorKind::Unavailable
+    }
+
+    /// Whether the request certainly never reached a server (safe to send again even when
+    /// it is not idempotent).
+    pub(crate) fn is_unsent(&self) -> bool {
+        self.unsent
     }
 }
 
@@ -137,7 +147,11 @@ fn from_status(status: &tonic::Status) -> Error {
         // etcd answers "leader changed", "no leader" and "request timed out" with Unavailable;
         // connection failures surface as Unavailable or Unknown from the transport.
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
-            Error::new(ErrorKind::Unavailable, msg)
+            let mut e = Error::new(ErrorKind::Unavailable, msg);
+            // A balanced channel still picks a member that is down now and then; tonic then
+            // fails the call before anything is written to the wire.
+            e.unsent = status.message().contains("tcp connect error") || status.message().contains("error trying to connect");
+            e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
         Code::Cancelled => Error::new(ErrorKind::Unavailable, msg),

@@ -133,7 +133,10 @@ impl Mutex {
         // The enqueue is not raced against cancel or the deadline (it is bounded by the
         // request timeout): abandoning it in flight could let it land after our cleanup.
         let result = match self.enqueue(&key, &lease, try_once).await {
-            Ok(Enqueued::Held(token)) => Ok((token, None)),
+            Ok(Enqueued::Held(token)) => match lease.lost_reason() {
+                None => Ok((token, None)),
+                Some(reason) => Err(lost(reason)),
+            },
             Ok(Enqueued::Busy) => Err(Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")),
             Ok(Enqueued::Waiting(my_rev, pos)) => {
                 let wait = self.wait(&key, my_rev, pos, &lease);
@@ -330,6 +333,10 @@ impl Mutex {
                     reason = lease_lost.wait() => return Err(lost(reason)),
                 }
             }
+        }
+        // Never report an acquisition on a lease we can no longer vouch for.
+        if let Some(reason) = lease.lost_reason() {
+            return Err(lost(reason));
         }
         Ok(own)
     }

@@ -9,19 +9,21 @@ async fn leader_kill_does_not_lose_a_held_lock() {
     let mut etcd = Etcd::start(3);
     let eps = etcd.endpoints();
     let client = client_for(&eps).await;
-    let m = client.mutex("failover", 2).unwrap();
+    // A TTL comfortably above etcd's election time (1 s election timeout by default): with a
+    // 2 s TTL an election can legitimately outlast the lease's local deadline.
+    let m = client.mutex("failover", 5).unwrap();
     let g = m.lock().await.unwrap();
     let leader = etcd.leader().await;
     etcd.kill(leader);
     // Well past the TTL: the keepalive must have moved to a surviving member.
-    for _ in 0..16 {
+    for _ in 0..32 {
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert!(g.is_held(), "lost: {:?}", g.lost_reason());
     }
     g.put(b"failover-data", b"ok").await.expect("guarded write after failover");
     // A second client still queues behind us.
     let other = client_for(&eps).await;
-    let om = other.mutex("failover", 2).unwrap();
+    let om = other.mutex("failover", 5).unwrap();
     let e = om.try_lock().await.unwrap_err();
     assert_eq!(e.kind(), etcdlock::ErrorKind::WouldBlock);
     g.release().await.unwrap();

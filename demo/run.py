@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""The etcdlock demo: workers in Rust, Python, Node and C contend for ONE lock on a local
+3-member etcd cluster, through a killed holder, a frozen holder, a leader failure and
+`etcdctl lock` taking its turn. Prints a live timeline, checks the run, writes a report with
+an SVG timeline, and exits non-zero if any check fails.
+
+    ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2] [--ttl 2]
+              [--episodes kill,freeze,leader,etcdctl] [--report-dir demo-report]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, HERE)
+
+import etcd_harness  # noqa: E402
+import checks  # noqa: E402
+import timeline_svg  # noqa: E402
+import workers  # noqa: E402
+
+LOCK = "demo/lock"
+COUNTER = "demo/counter"
+COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m"}
+RESET, BOLD, RED, GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[32m"
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--duration", type=float, default=24.0, help="seconds the workers loop (default 24)")
+    for lang in workers.LANGS:
+        p.add_argument(f"--{lang}", type=int, default=2, metavar="N", help=f"{lang} worker processes (default 2)")
+    p.add_argument("--ttl", type=int, default=2, help="lease TTL in seconds (default 2)")
+    p.add_argument("--work-ms", type=int, default=120, help="time each holder spends holding (default 120)")
+    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl",
+                   help="comma-separated subset of kill,freeze,leader,etcdctl, or 'none'")
+    p.add_argument("--report-dir", default=os.path.join(REPO, "demo-report"))
+    p.add_argument("--no-build", action="store_true", help="assume every worker is already built")
+    return p.parse_args()
+
+
+class Run:
+    """Collects every worker's events (with a shared CLOCK_MONOTONIC timestamp) and narrates."""
+
+    def __init__(self, t0_ns: int):
+        self.t0 = t0_ns
+        self.events: list[dict] = []
+        self.lock = threading.Lock()
+        self.holder: dict | None = None  # the latest "acquired" event whose holder has not released
+        self.narration: list[tuple[float, str]] = []
+
+    def rel(self, t_ns: int) -> float:
+        return (t_ns - self.t0) / 1e9
+
+    def add(self, worker: workers.Worker, ev: dict) -> None:
+        ev["label"], ev["lang"], ev["pid"] = worker.label, worker.lang, worker.pid
+        with self.lock:
+            self.events.append(ev)
+            kind = ev["ev"]
+            if kind == "acquired":
+                self.holder = ev
+            elif kind in ("releasing", "lost") and self.holder and self.holder["label"] == ev["label"]:
+                self.holder = None
+        self.show(ev)
+
+    def show(self, ev: dict) -> None:
+        kind = ev["ev"]
+        if kind not in ("acquired", "write_refused", "lost", "error"):
+            return
+        color = COLORS.get(ev["lang"], "")
+        who = f"{color}{ev['label']:<10}{RESET} pid {ev['pid']:<7}"
+        t = f"{self.rel(ev['t']):7.2f}s"
+        if kind == "acquired":
+            wait = ev.get("wait_ms")
+            print(f"  {t}  {who} holds the lock   token {ev['token']:<6}" + (f" waited {wait:7.1f} ms" if wait is not None else ""))
+        elif kind == "write_refused":
+            print(f"  {t}  {who} {RED}guarded write REFUSED{RESET} (token {ev['token']}: it no longer holds the lock)")
+        elif kind == "lost":
+            print(f"  {t}  {who} learns it lost the lock: {ev['reason']}")
+        else:
+            print(f"  {t}  {who} {RED}error{RESET}: {ev.get('error')}")
+        sys.stdout.flush()
+
+    def say(self, text: str) -> None:
+        now = time.monotonic_ns()
+        with self.lock:
+            self.narration.append((self.rel(now), text))
+        print(f"  {self.rel(now):7.2f}s  {BOLD}>>> {text}{RESET}")
+        sys.stdout.flush()
+
+    def current_holder(self) -> dict | None:
+        with self.lock:
+            return dict(self.holder) if self.holder else None
+
+
+def wait_for_holder(run: Run, langs: set[str], timeout: float) -> dict | None:
+    """The next holder that is one of our worker processes (not etcdctl) and just acquired."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        h = run.current_holder()
+        if h and h["lang"] in langs and run.rel(time.monotonic_ns()) - run.rel(h["t"]) < 0.05:
+            return h
+        time.sleep(0.005)
+    return None
+
+
+def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, plan: list[str], ctl_env: dict):
+    """Runs the failure episodes in order, spread over the run. Records what it did."""
+    langs = {w.lang for w in pool.workers}
+    slot = args.duration / (len(plan) + 1)
+    done = {}
+    for i, name in enumerate(plan):
+        time.sleep(slot if i == 0 else max(0.0, slot - (time.monotonic() - last)))
+        last = time.monotonic()
+        if name == "kill":
+            h = wait_for_holder(run, langs, 5)
+            if h:
+                run.say(f"SIGKILL the holder {h['label']} (pid {h['pid']}, token {h['token']}): "
+                        f"the next waiter gets the lock when its lease ({args.ttl}s) expires")
+                os.kill(h["pid"], signal.SIGKILL)
+                done["kill"] = {"label": h["label"], "token": h["token"], "t": time.monotonic_ns()}
+        elif name == "freeze":
+            h = wait_for_holder(run, langs, 5)
+            if h:
+                pause = args.ttl + 1.5
+                run.say(f"SIGSTOP the holder {h['label']} (token {h['token']}) for {pause:.1f}s, past its TTL")
+                os.kill(h["pid"], signal.SIGSTOP)
+                t_stop = time.monotonic_ns()
+                time.sleep(pause)
+                os.kill(h["pid"], signal.SIGCONT)
+                run.say(f"SIGCONT {h['label']}: it must find out it lost the lock, and its write must be refused")
+                done["freeze"] = {"label": h["label"], "token": h["token"], "t_stop": t_stop, "t_cont": time.monotonic_ns()}
+        elif name == "leader":
+            idx = cluster.leader_index()
+            if idx is not None:
+                run.say(f"SIGKILL the etcd leader (member {idx}); the cluster elects another and the run carries on")
+                t_kill = time.monotonic_ns()
+                cluster.kill(idx)
+                time.sleep(2.0)
+                cluster.restart(idx)
+                run.say(f"etcd member {idx} restarted and rejoined")
+                done["leader"] = {"member": idx, "t": t_kill}
+        elif name == "etcdctl":
+            run.say("etcdctl lock (etcd's Go concurrency.Mutex) joins the same queue")
+            done["etcdctl"] = pool.start_etcdctl(ctl_env)
+    return done
+
+
+def main() -> int:
+    args = parse_args()
+    plan = [] if args.episodes == "none" else [e.strip() for e in args.episodes.split(",") if e.strip()]
+    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl"}
+    if unknown:
+        sys.exit(f"unknown episode(s): {', '.join(sorted(unknown))}")
+    counts = {lang: getattr(args, lang) for lang in workers.LANGS}
+    if sum(counts.values()) < 2:
+        sys.exit("need at least two workers")
+    if not args.no_build:
+        print(f"{BOLD}building the workers{RESET} (Rust example, Python and Node packages, C library) ...")
+        workers.build([lang for lang, n in counts.items() if n > 0])
+
+    print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{RESET} (250 ms election timeout) ...")
+    # A short election timeout keeps the leader episode brief next to the 2 s default TTL; with
+    # etcd's default 1 s, an election can outlast a 2 s lease's conservative local deadline.
+    with etcd_harness.Cluster(3, fast_election=True) as cluster:
+        endpoints = cluster.endpoints_str
+        print(f"  endpoints {endpoints}")
+        cluster.etcdctl("del", "--prefix", "demo/")
+        t0 = time.monotonic_ns()
+        until = t0 + int(args.duration * 1e9)
+        run = Run(t0)
+        env = {"ETCDLOCK_ENDPOINTS": endpoints, "DEMO_LOCK": LOCK, "DEMO_COUNTER": COUNTER,
+               "DEMO_TTL": str(args.ttl), "DEMO_WORK_MS": str(args.work_ms), "DEMO_UNTIL_NS": str(until)}
+        pool = workers.Pool(run, env)
+        print(f"{BOLD}{sum(counts.values())} workers contend for '{LOCK}' for {args.duration:.0f}s{RESET} "
+              f"({', '.join(f'{n} {lang}' for lang, n in counts.items() if n)}); TTL {args.ttl}s")
+        for lang, n in counts.items():
+            for i in range(n):
+                pool.start(lang, i)
+        ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl}
+        done = episodes(run, cluster, pool, args, plan, ctl_env)
+        pool.wait(until)
+        history = checks.truth(cluster)
+        checks.fill_etcdctl_tokens(run.events, history)
+        # A SIGKILLed worker's key and lease live until the lease expires: give them the TTL.
+        leftovers = checks.leftovers(cluster, wait_s=args.ttl + 3)
+        counter = checks.read_counter(cluster, COUNTER)
+
+    results = checks.run_all(run.events, history, leftovers, counter, done)
+    os.makedirs(args.report_dir, exist_ok=True)
+    svg = os.path.join(args.report_dir, "timeline.svg")
+    timeline_svg.write(svg, run, done)
+    report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg)
+
+    acquisitions = [e for e in run.events if e["ev"] == "acquired"]
+    by_lang = {}
+    for e in acquisitions:
+        by_lang[e["lang"]] = by_lang.get(e["lang"], 0) + 1
+    print()
+    print(f"{BOLD}summary{RESET}: {len(acquisitions)} acquisitions "
+          f"({', '.join(f'{lang} {n}' for lang, n in sorted(by_lang.items()))}), counter {counter}")
+    for ok, text in results:
+        print(f"  {GREEN + 'ok  ' if ok else RED + 'FAIL'}{RESET}  {text}")
+    print(f"report: {report}\ntimeline picture: {svg}")
+    return 0 if all(ok for ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

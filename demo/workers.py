@@ -1,0 +1,117 @@
+"""Builds and runs the demo's worker processes, and feeds their JSON events to the run."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+LANGS = ("rust", "python", "node", "c")
+C_WORKER = os.path.join(REPO, "target", "demo", "worker_c")
+
+
+def sh(cmd: list[str], **kw) -> None:
+    subprocess.run(cmd, check=True, cwd=REPO, **kw)
+
+
+def build(langs: list[str]) -> None:
+    """Builds what the chosen workers need; every step is a no-op when already up to date."""
+    sh(["bash", "scripts/install-deps.sh"], stdout=subprocess.DEVNULL)
+    if "rust" in langs:
+        sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock", "--example", "worker"])
+    if "python" in langs:
+        sh(["bash", "bindings-python/build.sh"])
+    if "node" in langs:
+        sh(["bash", "bindings-node/build.sh"])
+    if "c" in langs:
+        sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-c"])
+        os.makedirs(os.path.dirname(C_WORKER), exist_ok=True)
+        lib = os.path.join(REPO, "target", "release")
+        sh(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", C_WORKER, os.path.join(HERE, "workers", "worker.c"),
+            "-I", os.path.join(REPO, "include"), "-L", lib, "-letcdlock", f"-Wl,-rpath,{lib}", "-lpthread"])
+
+
+def command(lang: str) -> list[str]:
+    return {
+        "rust": [os.path.join(REPO, "target", "release", "examples", "worker")],
+        "python": [sys.executable, os.path.join(HERE, "workers", "worker.py")],
+        "node": ["node", os.path.join(HERE, "workers", "worker.js")],
+        "c": [C_WORKER],
+    }[lang]
+
+
+class Worker:
+    def __init__(self, lang: str, label: str, proc: subprocess.Popen):
+        self.lang, self.label, self.proc, self.pid = lang, label, proc, proc.pid
+
+
+class Pool:
+    def __init__(self, run, env: dict):
+        self.run, self.env = run, {**os.environ, **env}
+        self.workers: list[Worker] = []
+        self.threads: list[threading.Thread] = []
+
+    def _follow(self, w: Worker) -> None:
+        waiting_since = None
+        for line in w.proc.stdout:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            if ev.get("ev") == "waiting":
+                waiting_since = ev["t"]
+            elif ev.get("ev") == "acquired" and waiting_since is not None:
+                ev["wait_ms"] = (ev["t"] - waiting_since) / 1e6
+            self.run.add(w, ev)
+
+    def _spawn(self, lang: str, label: str, cmd: list[str], env: dict) -> Worker:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+        w = Worker(lang, label, proc)
+        self.workers.append(w)
+        t = threading.Thread(target=self._follow, args=(w,), daemon=True)
+        t.start()
+        self.threads.append(t)
+        return w
+
+    def start(self, lang: str, i: int) -> Worker:
+        return self._spawn(lang, f"{lang}-{i + 1}", command(lang), self.env)
+
+    def start_etcdctl(self, ctl: dict) -> dict:
+        """etcdctl lock runs a command while it holds the lock, with ETCD_LOCK_KEY set: the
+        command reports like a worker. (ETCD_LOCK_REV is the response's header revision, not the
+        key's create revision: the real token is looked up in etcd's history afterwards.)"""
+        report = (
+            "import json, os, time\n"
+            "ev = lambda **kw: print(json.dumps({'t': time.monotonic_ns(), **kw}), flush=True)\n"
+            "ev(ev='acquired', token=0, key=os.environ['ETCD_LOCK_KEY'])\n"
+            "time.sleep(0.2)\n"
+            "ev(ev='releasing', token=0, key=os.environ['ETCD_LOCK_KEY'])\n"
+        )
+        etcdctl = os.environ.get("ETCDCTL_BIN") or os.path.join(REPO, ".tools", "bin", "etcdctl")
+        env = {k: v for k, v in self.env.items() if not k.startswith(("ETCD_", "ETCDCTL_"))}
+        env["ETCDCTL_API"] = "3"
+        w = self._spawn("etcdctl", "etcdctl", [etcdctl, f"--endpoints={ctl['endpoints']}", "lock", f"--ttl={ctl['ttl']}", ctl["lock"], "--",
+                                                sys.executable, "-c", report], env)
+        self.run.add(w, {"ev": "waiting", "t": time.monotonic_ns()})
+        return {"label": w.label, "pid": w.pid}
+
+    def wait(self, until_ns: int) -> None:
+        """Waits for every worker to finish its last round; kills stragglers by PID."""
+        deadline = until_ns / 1e9 + 15
+        for w in self.workers:
+            left = max(0.1, deadline - time.monotonic())
+            try:
+                w.proc.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
+                w.proc.wait()
+        for t in self.threads:
+            t.join(timeout=2)
