@@ -143,6 +143,11 @@ impl From<etcd_client::Error> for Error {
 fn from_status(status: &tonic::Status) -> Error {
     use tonic::Code;
     let msg = format!("etcd: {}", status.message());
+    // etcd reports some auth failures as InvalidArgument or FailedPrecondition.
+    const AUTH: [&str; 5] = ["authentication failed", "permission denied", "user name is empty", "invalid auth token", "user name not found"];
+    if AUTH.iter().any(|m| status.message().contains(m)) {
+        return Error::new(ErrorKind::Auth, msg);
+    }
     match status.code() {
         // etcd answers "leader changed", "no leader" and "request timed out" with Unavailable;
         // connection failures surface as Unavailable or Unknown from the transport.

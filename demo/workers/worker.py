@@ -1,0 +1,50 @@
+"""The Python demo worker: acquire → guarded increment → work → release, reported as JSON lines.
+
+Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
+DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; time.monotonic_ns reads that clock on Linux).
+"""
+import json
+import os
+import time
+
+import etcdlock
+
+
+def emit(**fields):
+    print(json.dumps({"t": time.monotonic_ns(), **fields}), flush=True)
+
+
+def main():
+    env = os.environ
+    until, work = int(env["DEMO_UNTIL_NS"]), int(env["DEMO_WORK_MS"]) / 1000
+    with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"]) as client:
+        lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]))
+        emit(ev="ready")
+        while time.monotonic_ns() < until:
+            emit(ev="waiting")
+            try:
+                lock.acquire()
+            except etcdlock.Error as e:
+                emit(ev="error", error=f"{type(e).__name__}: {e}")
+                time.sleep(0.2)
+                continue
+            token = lock.fencing_token
+            emit(ev="acquired", token=token, key=lock.key.decode())
+            lock.on_lost(lambda reason, token=token: emit(ev="lost", token=token, reason=reason))
+            time.sleep(work)
+            current = int(client.get(env["DEMO_COUNTER"]) or 0)
+            try:
+                client.put(env["DEMO_COUNTER"], str(current + 1), if_held=lock)
+                emit(ev="wrote", token=token, value=current + 1)
+            except etcdlock.Error as e:
+                emit(ev="write_refused", token=token, error=type(e).__name__)
+            emit(ev="releasing", token=token)
+            try:
+                lock.release()
+            except etcdlock.NotHeld:
+                pass
+    emit(ev="done")
+
+
+if __name__ == "__main__":
+    main()
