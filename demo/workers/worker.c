@@ -1,0 +1,99 @@
+/* The C demo worker: acquire -> guarded increment -> work -> release, reported as JSON lines.
+ * Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
+ * DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline). */
+#include <etcdlock.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const char *env(const char *name) {
+    const char *v = getenv(name);
+    if (!v) {
+        fprintf(stderr, "%s is not set\n", name);
+        exit(2);
+    }
+    return v;
+}
+
+static const char *reason_name(int reason) {
+    switch (reason) {
+    case ETCDLOCK_LOST_EXPIRED: return "expired";
+    case ETCDLOCK_LOST_REVOKED: return "revoked";
+    case ETCDLOCK_LOST_KEY_DELETED: return "key_deleted";
+    default: return "closed";
+    }
+}
+
+/* Runs on a library thread: stdout is line-buffered per printf call under glibc's lock. */
+static void on_lost(void *user_data, int reason) {
+    printf("{\"t\":%llu,\"ev\":\"lost\",\"token\":%lld,\"reason\":\"%s\"}\n", (unsigned long long)mono_ns(),
+           (long long)(intptr_t)user_data, reason_name(reason));
+    fflush(stdout);
+}
+
+int main(void) {
+    const char *lock_name = env("DEMO_LOCK"), *counter = env("DEMO_COUNTER");
+    int64_t ttl = atoll(env("DEMO_TTL"));
+    long work_ms = atol(env("DEMO_WORK_MS"));
+    uint64_t until = strtoull(env("DEMO_UNTIL_NS"), NULL, 10);
+    etcdlock_client *client = NULL;
+    if (etcdlock_client_new(env("ETCDLOCK_ENDPOINTS"), NULL, &client) != ETCDLOCK_OK) {
+        char msg[256];
+        etcdlock_last_error(msg, sizeof msg);
+        fprintf(stderr, "connect: %s\n", msg);
+        return 1;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
+    while (mono_ns() < until) {
+        printf("{\"t\":%llu,\"ev\":\"waiting\"}\n", (unsigned long long)mono_ns());
+        etcdlock_lock *lock = NULL;
+        int rc = etcdlock_lock_acquire(client, lock_name, ttl, ETCDLOCK_WAIT_FOREVER, NULL, &lock);
+        if (rc != ETCDLOCK_OK) {
+            printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"%s\"}\n", (unsigned long long)mono_ns(), etcdlock_status_str(rc));
+            struct timespec pause = {0, 200 * 1000000L};
+            nanosleep(&pause, NULL);
+            continue;
+        }
+        int64_t token = etcdlock_lock_fencing_token(lock);
+        size_t key_len = 0;
+        const uint8_t *key = etcdlock_lock_key(lock, &key_len);
+        printf("{\"t\":%llu,\"ev\":\"acquired\",\"token\":%lld,\"key\":\"%.*s\"}\n", (unsigned long long)mono_ns(),
+               (long long)token, (int)key_len, (const char *)key);
+        etcdlock_lock_on_lost(lock, on_lost, (void *)(intptr_t)token);
+        struct timespec hold = {work_ms / 1000, (work_ms % 1000) * 1000000L};
+        nanosleep(&hold, NULL);
+
+        long current = 0;
+        etcdlock_buf *buf = NULL;
+        if (etcdlock_get(client, (const uint8_t *)counter, strlen(counter), &buf) == ETCDLOCK_OK && buf) {
+            char text[32] = {0};
+            size_t n = etcdlock_buf_len(buf) < sizeof text - 1 ? etcdlock_buf_len(buf) : sizeof text - 1;
+            memcpy(text, etcdlock_buf_data(buf), n);
+            current = atol(text);
+            etcdlock_buf_free(buf);
+        }
+        char next[32];
+        int next_len = snprintf(next, sizeof next, "%ld", current + 1);
+        rc = etcdlock_put(client, (const uint8_t *)counter, strlen(counter), (const uint8_t *)next, (size_t)next_len, lock);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"wrote\",\"token\":%lld,\"value\":%ld}\n", (unsigned long long)mono_ns(), (long long)token, current + 1);
+        else
+            printf("{\"t\":%llu,\"ev\":\"write_refused\",\"token\":%lld,\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   (long long)token, etcdlock_status_str(rc));
+        printf("{\"t\":%llu,\"ev\":\"releasing\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
+        etcdlock_lock_release(lock);
+        etcdlock_lock_free(lock);
+    }
+    etcdlock_client_free(client);
+    printf("{\"t\":%llu,\"ev\":\"done\"}\n", (unsigned long long)mono_ns());
+    return 0;
+}
