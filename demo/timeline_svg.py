@@ -16,7 +16,7 @@ def write(path: str, run, done: dict) -> None:
     span = max(1e-9, (end_ns - run.t0) / 1e9)
     x = lambda t_ns: LEFT + (t_ns - run.t0) / 1e9 / span * (WIDTH - LEFT - 20)
     y = {l: TOP + i * ROW for i, l in enumerate(labels)}
-    height = TOP + len(labels) * ROW + 70
+    height = TOP + len(labels) * ROW + 60 + 15 * len(run.narration)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="11">',
            f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
            f'<text x="{LEFT}" y="20" font-size="14" font-weight="bold">etcdlock demo: who held the lock (bars, with fencing tokens), '
@@ -44,13 +44,21 @@ def write(path: str, run, done: dict) -> None:
             out.append(f'<text x="{x(s) + 3:.1f}" y="{y[a["label"]] + 15}" fill="white" font-size="9">{a["token"]}</text>')
     for e in events:
         if e["ev"] in ("lost", "write_refused"):
-            mark = "lost" if e["ev"] == "lost" else "refused"
-            out.append(f'<text x="{x(e["t"]):.1f}" y="{y[e["label"]] + 16}" fill="#c0392b" font-weight="bold">✗ {mark}</text>')
-    base = TOP + len(labels) * ROW + 14
-    for i, (t, text) in enumerate(run.narration):
+            sym, what = ("✗", "learned it lost the lock") if e["ev"] == "lost" else ("⊘", "guarded write refused")
+            dy = 16 if e["ev"] == "lost" else 2
+            out.append(f'<text x="{x(e["t"]) + 2:.1f}" y="{y[e["label"]] + dy}" fill="#c0392b" font-size="13" '
+                       f'font-weight="bold">{sym}<title>{escape(e["label"])}: {what}</title></text>')
+    # Episodes: numbered markers on the chart, explained in a legend below it.
+    base = TOP + len(labels) * ROW + 18
+    for i, (t, text) in enumerate(run.narration, start=1):
         xs = x(run.t0 + t * 1e9)
-        out.append(f'<line x1="{xs:.1f}" y1="{TOP - 8}" x2="{xs:.1f}" y2="{base + 4 + (i % 3) * 14}" stroke="#c0392b" stroke-dasharray="3,3"/>')
-        out.append(f'<text x="{xs + 3:.1f}" y="{base + 14 + (i % 3) * 14}" fill="#c0392b">{escape(text.split(":")[0][:60])}</text>')
+        out.append(f'<line x1="{xs:.1f}" y1="{TOP - 4}" x2="{xs:.1f}" y2="{TOP + len(labels) * ROW}" stroke="#c0392b" stroke-dasharray="3,3"/>')
+        out.append(f'<circle cx="{xs:.1f}" cy="{TOP + len(labels) * ROW + 6}" r="7" fill="#c0392b"/>')
+        out.append(f'<text x="{xs:.1f}" y="{TOP + len(labels) * ROW + 10}" text-anchor="middle" fill="white" font-size="10">{i}</text>')
+        out.append(f'<text x="{LEFT}" y="{base + i * 15}" fill="#333">{i}. {t:.1f}s — {escape(text)}</text>')
+    legend_y = base + (len(run.narration) + 1) * 15 + 4
+    out.append(f'<text x="{LEFT}" y="{legend_y}" fill="#666">bar = holding (fencing token inside) · grey = waiting · '
+               f'✗ = the holder learned it lost the lock · ⊘ = its guarded write was refused</text>')
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
