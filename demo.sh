@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The demo: workers contending for one lock on a local etcd that this starts and stops.
+# The demo: Rust, Python, Node and C workers contend for one lock on a local 3-member etcd
+# cluster that this starts and stops, through a killed holder, a frozen holder, a leader
+# failure and `etcdctl lock`. Installs/builds what is missing first. Options: --help.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-bash scripts/install-deps.sh >/dev/null
-exec cargo run --quiet --release -p etcdlock --example demo
+exec python3 demo/run.py "$@"

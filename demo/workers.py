@@ -15,8 +15,8 @@ LANGS = ("rust", "python", "node", "c")
 C_WORKER = os.path.join(REPO, "target", "demo", "worker_c")
 
 
-def sh(cmd: list[str], **kw) -> None:
-    subprocess.run(cmd, check=True, cwd=REPO, **kw)
+def sh(cmd: list[str], cwd: str = REPO, **kw) -> None:
+    subprocess.run(cmd, check=True, cwd=cwd, **kw)
 
 
 def build(langs: list[str]) -> None:
@@ -25,9 +25,11 @@ def build(langs: list[str]) -> None:
     if "rust" in langs:
         sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock", "--example", "worker"])
     if "python" in langs:
-        sh(["bash", "bindings-python/build.sh"])
+        sh([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./bindings-python"])
     if "node" in langs:
-        sh(["bash", "bindings-node/build.sh"])
+        node_dir = os.path.join(REPO, "bindings-node")
+        sh(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=node_dir)
+        sh(["npm", "run", "--silent", "build"], cwd=node_dir)  # rebuild from current sources (incremental)
     if "c" in langs:
         sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-c"])
         os.makedirs(os.path.dirname(C_WORKER), exist_ok=True)
