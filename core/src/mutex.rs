@@ -158,7 +158,7 @@ impl Mutex {
                 Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, token, lease, own_sub, active))
             }
             Err(e) => {
-                self.cleanup(&mut pending, &lease, active).await;
+                self.cleanup(&mut pending, active).await;
                 Err(e)
             }
         }
@@ -343,7 +343,7 @@ impl Mutex {
 
     /// Removes the queue key after a failed acquire: by revoking the handle's own lease when
     /// nothing else uses it (which also deletes any key on it), else by deleting the key.
-    async fn cleanup(&self, pending: &mut PendingKey, lease: &Lease, active: Active) {
+    async fn cleanup(&self, pending: &mut PendingKey, active: Active) {
         let mut slot = self.lease.lock().await;
         drop(active);
         if !self.shared_lease && self.active.load(Ordering::Acquire) == 0 {
@@ -355,7 +355,6 @@ impl Mutex {
             }
         }
         drop(slot);
-        let _ = lease;
         if pending.delete(None).await.is_ok() {
             pending.armed = false;
         }
