@@ -110,7 +110,7 @@ impl Client {
         })
         .await
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
-        .map_err(|e| connect_error(e))?;
+        .map_err(connect_error)?;
 
         let closed = CancellationToken::new();
         let client = Client {

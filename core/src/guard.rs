@@ -117,6 +117,11 @@ impl LockGuard {
         !self.shared.released.load(Ordering::Acquire) && self.lost_reason().is_none()
     }
 
+    /// Whether [`LockGuard::release`] was called (successfully or not).
+    pub fn is_released(&self) -> bool {
+        self.shared.released.load(Ordering::Acquire)
+    }
+
     /// Why the lock was lost, if it was.
     pub fn lost_reason(&self) -> Option<LostReason> {
         if let Some(r) = self.shared.lease.lost_reason() {

@@ -107,11 +107,16 @@ where
     F::Output: Send + 'static,
 {
     check_not_in_runtime()?;
+    let task = spawn(fut);
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     spawn(async move {
-        let _ = tx.send(fut.await);
+        let _ = tx.send(task.await);
     });
-    rx.recv().map_err(|_| Error::new(ErrorKind::Closed, "the etcdlock runtime shut down (or the task panicked)"))
+    match rx.recv() {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) if e.is_panic() => Err(Error::new(ErrorKind::Internal, format!("etcdlock task panicked: {e}"))),
+        _ => Err(Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")),
+    }
 }
 
 /// Errors with [`ErrorKind::WrongContext`] on a thread that runs async tasks (where blocking
@@ -151,7 +156,7 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
         let _ = tokio::time::timeout(timeout, closing).await;
         let _ = tx.send(());
     });
-    let _ = rx.recv_timeout(timeout + Duration::from_millis(100));
+    let _ = rx.recv_timeout(timeout.saturating_add(Duration::from_millis(100)));
     let slot = SLOT.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(s) = slot {
         s.runtime.shutdown_timeout(timeout);

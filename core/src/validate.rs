@@ -70,7 +70,7 @@ pub(crate) fn endpoints<S: AsRef<str>>(endpoints: &[S]) -> Result<Vec<String>> {
             None => e,
         };
         let ok = match hostport.rsplit_once(':') {
-            Some((host, port)) => !host.is_empty() && !host.contains('/') && port.parse::<u16>().map_or(false, |p| p > 0),
+            Some((host, port)) => !host.is_empty() && !host.contains('/') && port.parse::<u16>().is_ok_and(|p| p > 0),
             None => false,
         };
         if !ok {
