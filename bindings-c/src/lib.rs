@@ -1,1 +1,29 @@
-// placeholder: see the binding's issue
+//! The C ABI of etcdlock: `libetcdlock.so` / `libetcdlock.a` and `include/etcdlock.h`
+//! (generated from this crate by build.rs). Conversions only: all behaviour lives in the core
+//! crate. Conventions are in README.md; every export goes through `ffi` (panic boundary,
+//! argument checks, blocking on the core runtime).
+
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)] // the C contract is documented per function for C readers
+
+mod callback;
+mod cancel;
+mod client;
+mod ffi;
+mod kv;
+mod lease;
+mod lock;
+mod pool;
+mod runtime;
+mod status;
+mod watch;
+
+pub use callback::*;
+pub use cancel::*;
+pub use client::{etcdlock_client, etcdlock_client_options};
+pub use kv::*;
+pub use lease::*;
+pub use lock::*;
+pub use runtime::*;
+pub use status::*;
+pub use watch::*;

@@ -1,0 +1,273 @@
+/* The Rust benchmark's lock workloads (bench/src/workloads.rs) through the C API:
+ *   lock uncontended, lock many (64 tasks) = 64 threads on one client each locking its own
+ *   name, lock contended (4 / 16 clients) = N clients, one thread each, one name.
+ * Each workload runs --rounds times (interleaved, as the Rust bench does) for --seconds; one
+ * JSON line per workload, from its median round, in the Rust bench's format with "lang":"c".
+ *
+ *   bench --endpoints http://127.0.0.1:2379 [--seconds 1] [--rounds 5]
+ */
+#define _GNU_SOURCE
+#include <etcdlock.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *g_endpoints = "http://127.0.0.1:2379";
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int rc) {
+    char msg[512];
+    etcdlock_last_error(msg, sizeof msg);
+    fprintf(stderr, "bench: %s: %s (%s)\n", what, etcdlock_status_str(rc), msg);
+    exit(1);
+}
+
+static etcdlock_client *connect_client(void) {
+    etcdlock_client *c = NULL;
+    int rc = etcdlock_client_new(g_endpoints, NULL, &c);
+    if (rc != ETCDLOCK_OK) die("connect", rc);
+    return c;
+}
+
+static void unique(char *buf, size_t len, const char *tag) {
+    static int seq;
+    snprintf(buf, len, "bench/c-%s-%d-%d-%ld", tag, (int)getpid(), seq++, (long)(now_s() * 1e6) % 1000000);
+}
+
+/* One lock/unlock cycle; returns the acquire-return and release-start times. */
+static void cycle(etcdlock_client *c, const char *name, double *acquired, double *releasing) {
+    etcdlock_lock *l = NULL;
+    int rc = etcdlock_lock_acquire(c, name, 30, ETCDLOCK_WAIT_FOREVER, NULL, &l);
+    if (rc != ETCDLOCK_OK) die("lock", rc);
+    if (acquired) *acquired = now_s();
+    if (releasing) *releasing = now_s();
+    rc = etcdlock_lock_release(l);
+    if (rc != ETCDLOCK_OK) die("release", rc);
+    etcdlock_lock_free(l);
+}
+
+struct report {
+    char name[64];
+    double cycles_per_sec, p50_ms, p99_ms, jain; /* NAN: not measured */
+};
+
+/* ---- lock uncontended / lock many: N threads on one client, each its own name ---- */
+
+struct many_arg {
+    etcdlock_client *client;
+    char name[128];
+    long n;
+    pthread_barrier_t *ready;
+};
+
+static double g_many_deadline;
+
+static void *many_worker(void *p) {
+    struct many_arg *a = p;
+    cycle(a->client, a->name, NULL, NULL); /* the client's lease is granted before timing */
+    pthread_barrier_wait(a->ready); /* the main thread sets the deadline, then passes too */
+    pthread_barrier_wait(a->ready);
+    while (now_s() < g_many_deadline) {
+        cycle(a->client, a->name, NULL, NULL);
+        a->n++;
+    }
+    return NULL;
+}
+
+static struct report lock_many(int tasks, double seconds) {
+    etcdlock_client *c = connect_client();
+    struct many_arg *args = calloc(tasks, sizeof *args);
+    pthread_t *t = calloc(tasks, sizeof *t);
+    pthread_barrier_t ready;
+    pthread_barrier_init(&ready, NULL, tasks + 1);
+    char prefix[96];
+    unique(prefix, sizeof prefix, "lock");
+    for (int i = 0; i < tasks; i++) {
+        args[i].client = c;
+        snprintf(args[i].name, sizeof args[i].name, "%s/%d", prefix, i);
+        args[i].ready = &ready;
+    }
+    for (int i = 0; i < tasks; i++) pthread_create(&t[i], NULL, many_worker, &args[i]);
+    /* Wait for every thread's warm-up cycle, then time; the barrier publishes the deadline. */
+    pthread_barrier_wait(&ready);
+    g_many_deadline = now_s() + seconds;
+    pthread_barrier_wait(&ready);
+    long total = 0;
+    for (int i = 0; i < tasks; i++) {
+        pthread_join(t[i], NULL);
+        total += args[i].n;
+    }
+    pthread_barrier_destroy(&ready);
+    free(args);
+    free(t);
+    etcdlock_client_free(c);
+    struct report r = {.cycles_per_sec = total / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN};
+    if (tasks == 1)
+        snprintf(r.name, sizeof r.name, "lock uncontended");
+    else
+        snprintf(r.name, sizeof r.name, "lock many (%d tasks)", tasks);
+    return r;
+}
+
+/* ---- lock contended: N clients, one name ---- */
+
+struct span {
+    double acquired, releasing;
+};
+
+struct contended_arg {
+    etcdlock_client *client;
+    const char *name;
+    double deadline;
+    long n;
+    struct span *spans;
+    size_t cap;
+};
+
+static void *contended_worker(void *p) {
+    struct contended_arg *a = p;
+    while (now_s() < a->deadline) {
+        struct span s;
+        cycle(a->client, a->name, &s.acquired, &s.releasing);
+        if ((size_t)a->n < a->cap) a->spans[a->n] = s;
+        a->n++;
+    }
+    return NULL;
+}
+
+static int by_acquired(const void *x, const void *y) {
+    const struct span *a = x, *b = y;
+    return (a->acquired > b->acquired) - (a->acquired < b->acquired);
+}
+
+static int by_value(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static struct report contended(int clients, double seconds) {
+    char name[96];
+    unique(name, sizeof name, "contended");
+    struct contended_arg *args = calloc(clients, sizeof *args);
+    pthread_t *t = calloc(clients, sizeof *t);
+    size_t cap = 200000;
+    for (int i = 0; i < clients; i++) {
+        args[i].client = connect_client(); /* one connection per contender */
+        args[i].name = name;
+        args[i].cap = cap;
+        args[i].spans = calloc(cap, sizeof(struct span));
+    }
+    double start = now_s();
+    for (int i = 0; i < clients; i++) {
+        args[i].deadline = start + seconds;
+        pthread_create(&t[i], NULL, contended_worker, &args[i]);
+    }
+    for (int i = 0; i < clients; i++) pthread_join(t[i], NULL);
+    double elapsed = now_s() - start;
+
+    size_t total = 0;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < clients; i++) {
+        total += (size_t)args[i].n < cap ? (size_t)args[i].n : cap;
+        sum += args[i].n;
+        sq += (double)args[i].n * args[i].n;
+    }
+    struct span *all = calloc(total ? total : 1, sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < clients; i++)
+        for (long j = 0; j < args[i].n && (size_t)j < cap; j++) all[k++] = args[i].spans[j];
+    qsort(all, k, sizeof *all, by_acquired);
+    /* Handoff: the next holder's acquire return minus the previous holder's release start. */
+    double *h = calloc(k ? k : 1, sizeof *h);
+    size_t nh = 0;
+    for (size_t i = 1; i < k; i++) {
+        double d = all[i].acquired - all[i - 1].releasing;
+        h[nh++] = d > 0 ? d : 0;
+    }
+    qsort(h, nh, sizeof *h, by_value);
+    struct report r = {.cycles_per_sec = sum / elapsed, .p50_ms = NAN, .p99_ms = NAN};
+    if (nh) {
+        r.p50_ms = h[(size_t)lround((nh - 1) * 0.5)] * 1e3;
+        r.p99_ms = h[(size_t)lround((nh - 1) * 0.99)] * 1e3;
+    }
+    r.jain = sq > 0 ? sum * sum / (clients * sq) : NAN;
+    snprintf(r.name, sizeof r.name, "lock contended (%d clients)", clients);
+    for (int i = 0; i < clients; i++) {
+        etcdlock_client_free(args[i].client);
+        free(args[i].spans);
+    }
+    free(all);
+    free(h);
+    free(args);
+    free(t);
+    return r;
+}
+
+static int by_cycles(const void *x, const void *y) {
+    const struct report *a = x, *b = y;
+    return (a->cycles_per_sec > b->cycles_per_sec) - (a->cycles_per_sec < b->cycles_per_sec);
+}
+
+static void print_ms(double v) {
+    if (isnan(v))
+        printf("null");
+    else
+        printf("%.4f", v);
+}
+
+int main(int argc, char **argv) {
+    double seconds = 1.0;
+    int rounds = 5;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--endpoints") && i + 1 < argc)
+            g_endpoints = argv[++i];
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench [--endpoints URL[,URL]] [--seconds S] [--rounds R]\n");
+            return 2;
+        }
+    }
+    if (seconds <= 0 || rounds <= 0 || rounds > 1000) {
+        fprintf(stderr, "bench: --seconds must be > 0 and --rounds in 1..1000\n");
+        return 2;
+    }
+    lock_many(1, 0.5); /* warm the server and the library up */
+    enum { W = 4 };
+    struct report *res[W];
+    for (int w = 0; w < W; w++) res[w] = calloc(rounds, sizeof(struct report));
+    for (int r = 0; r < rounds; r++) {
+        res[0][r] = lock_many(1, seconds);
+        res[1][r] = lock_many(64, seconds);
+        res[2][r] = contended(4, seconds);
+        res[3][r] = contended(16, seconds);
+    }
+    for (int w = 0; w < W; w++) {
+        qsort(res[w], rounds, sizeof(struct report), by_cycles);
+        struct report *m = &res[w][rounds / 2];
+        printf("{\"lang\":\"c\",\"workload\":\"%s\",\"cycles_per_sec\":%.1f,\"handoff_p50_ms\":", m->name, m->cycles_per_sec);
+        print_ms(m->p50_ms);
+        printf(",\"handoff_p99_ms\":");
+        print_ms(m->p99_ms);
+        printf(",\"jain\":");
+        if (isnan(m->jain))
+            printf("null");
+        else
+            printf("%.4f", m->jain);
+        printf("}\n");
+        free(res[w]);
+    }
+    etcdlock_shutdown(5000);
+    return 0;
+}

@@ -1,0 +1,185 @@
+//! Locks: acquire (with timeout and cancel), the held lock's accessors, release, free.
+
+use crate::callback::{self, etcdlock_lost_cb, Slot};
+use crate::cancel::etcdlock_cancel;
+use crate::client::{etcdlock_client, Shared};
+use crate::ffi::{self, invalid};
+use etcdlock::{Client, ErrorKind, LockGuard, LockOptions, Mutex};
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Wait without a time limit (for every `timeout_ms` argument).
+pub const ETCDLOCK_WAIT_FOREVER: i64 = -1;
+
+/// A held (or formerly held) lock. Its accessors may be called from any thread; it must not
+/// be freed while another thread uses it.
+pub struct etcdlock_lock {
+    guard: Arc<LockGuard>,
+    client: Client,
+    lost: Arc<Slot>,
+}
+
+impl Shared {
+    /// Acquires `name` on the client's pooled lease for `ttl`. A pooled lease that turns out
+    /// to be lost (e.g. revoked by an operator, not yet noticed locally) is replaced, and the
+    /// acquire tried once more within what is left of the timeout.
+    async fn lock(self: Arc<Self>, name: Vec<u8>, ttl: i64, mut opts: LockOptions) -> etcdlock::Result<LockGuard> {
+        let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
+        let mut retried = false;
+        loop {
+            let (lease, fresh) = self.leases.get(&self.client, ttl).await?;
+            let result = match Mutex::with_lease(&lease, name.clone()) {
+                Ok(m) => m.lock_with(opts.clone()).await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Err(e) if e.kind() == ErrorKind::LockLost => {
+                    self.leases.evict(ttl, &lease);
+                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                    if fresh || retried || left == Some(Duration::ZERO) {
+                        return Err(e);
+                    }
+                    retried = true;
+                    if left.is_some() {
+                        opts.timeout = left;
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+/// Acquires the lock `name` (a NUL-terminated string, not ending in '/'), whose holder's
+/// lease has a TTL of `ttl_s` seconds and is kept alive in the background.
+///
+/// `timeout_ms`: 0 tries once (ETCDLOCK_E_WOULD_BLOCK if the lock is held or has waiters),
+/// ETCDLOCK_WAIT_FOREVER waits without limit, otherwise ETCDLOCK_E_TIMEOUT when it passes.
+/// `cancel` (nullable): etcdlock_cancel_trigger makes the wait fail with
+/// ETCDLOCK_E_CANCELLED. On every failure the queue key is removed before this returns.
+/// Fair: waiters get the lock in arrival order (shared with `etcdctl lock` and Go's
+/// concurrency.Mutex). On success writes the held lock to `*out`.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_acquire(
+    client: *mut etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+    out: *mut *mut etcdlock_lock,
+) -> c_int {
+    ffi::status(|| {
+        let c = unsafe { ffi::arg(client, "client") }?;
+        let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
+        let out = ffi::out(out, "out")?;
+        let timeout = ffi::wait(timeout_ms)?;
+        if ttl_s <= 0 {
+            return Err(invalid(format!("ttl_s must be a positive number of seconds, got {ttl_s}")));
+        }
+        // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
+        let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
+        let opts = LockOptions { timeout, cancel };
+        let shared = c.shared.clone();
+        let guard = ffi::block(shared.lock(name, ttl_s, opts))?;
+        let lock = etcdlock_lock { guard: Arc::new(guard), client: c.shared.client.clone(), lost: Slot::new() };
+        unsafe { *out = ffi::into_raw(lock) };
+        Ok(())
+    })
+}
+
+/// The fencing token: strictly greater than every earlier holder's token for this name.
+/// 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_fencing_token(lock: *const etcdlock_lock) -> i64 {
+    ffi::value(0, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.fencing_token()))
+}
+
+/// Cheap local check: not released, not lost, and the lease's conservative local deadline
+/// has not passed. false for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_is_held(lock: *const etcdlock_lock) -> bool {
+    ffi::value(false, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.is_held()))
+}
+
+/// Why the lock was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_lost_reason(lock: *const etcdlock_lock) -> c_int {
+    ffi::value(0, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.lost_reason().map_or(0, callback::reason_code)))
+}
+
+/// This holder's queue key in etcd (`<name>/<lease hex>[-n]`), `*len` bytes, not
+/// NUL-terminated; valid until the lock is freed. NULL for a NULL lock (`len` may be NULL).
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_key(lock: *const etcdlock_lock, len: *mut usize) -> *const u8 {
+    ffi::value(std::ptr::null(), || {
+        let key = unsafe { ffi::arg(lock, "lock") }?.guard.key();
+        if let Some(len) = unsafe { len.as_mut() } {
+            *len = key.len();
+        }
+        Ok(key.as_ptr())
+    })
+}
+
+/// The ID of the lease the lock is held with (shared by the client's locks of the same TTL).
+/// 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_lease_id(lock: *const etcdlock_lock) -> i64 {
+    ffi::value(0, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.lease_id()))
+}
+
+/// Registers `cb`, called once with `user_data` and an ETCDLOCK_LOST_* reason when the lock
+/// is lost (not when it is released): at once, on a library thread, if it is already lost.
+/// A second registration replaces the first. No call happens after etcdlock_lock_release or
+/// etcdlock_lock_free has returned. ETCDLOCK_E_NOT_HELD once the lock was released.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_on_lost(lock: *mut etcdlock_lock, cb: etcdlock_lost_cb, user_data: *mut c_void) -> c_int {
+    ffi::status(|| {
+        let lock = unsafe { ffi::arg(lock, "lock") }?;
+        let cb = cb.ok_or_else(|| invalid("cb must not be NULL"))?;
+        if !lock.guard.is_held() && lock.guard.lost_reason().is_none() {
+            return Err(etcdlock::Error::new(ErrorKind::NotHeld, "the lock was released").into());
+        }
+        lock.lost.arm(cb, user_data, lock.guard.lost());
+        Ok(())
+    })
+}
+
+/// Releases the lock: deletes its key only if it is still this holder's (fenced).
+/// ETCDLOCK_E_NOT_HELD if it was already released or lost (a lost lock's key is still removed
+/// if it was ours). Disarms the lost callback.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_release(lock: *mut etcdlock_lock) -> c_int {
+    ffi::status(|| {
+        let lock = unsafe { ffi::arg(lock, "lock") }?;
+        let guard = lock.guard.clone();
+        let r = ffi::block(async move { guard.release().await });
+        if !matches!(&r, Err(f) if f.status == crate::status::ETCDLOCK_E_WRONG_THREAD) {
+            lock.lost.disarm();
+        }
+        r
+    })
+}
+
+/// Frees the lock, releasing it first if still held (in the background when called from a
+/// library thread). No lost callback runs after this returns. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_free(lock: *mut etcdlock_lock) {
+    ffi::void(|| {
+        let Some(lock) = (unsafe { ffi::from_raw(lock) }) else { return };
+        lock.lost.disarm();
+        // Only a held lock needs a round trip here (released: nothing to do; lost but not
+        // released: dropping the guard deletes the key if still ours, in the background).
+        if lock.guard.is_held() && ffi::may_block() && !lock.client.is_closed() {
+            let guard = lock.guard.clone();
+            let _ = ffi::block(async move { guard.release().await });
+        }
+    })
+}
+
+
+impl etcdlock_lock {
+    pub(crate) fn guard(&self) -> Arc<LockGuard> {
+        self.guard.clone()
+    }
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The C binding's suite, from a fresh clone: release build, header drift check, install into a
+# temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
+# header test against a real etcd, one valgrind run. Ends with "N passed, N failed".
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$root"
+[ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
+# The C toolchain pieces this suite needs, from Debian's packages when missing.
+missing=()
+for tool in cc:gcc c++:g++ pkg-config:pkg-config valgrind:valgrind; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+tmp="$(mktemp -d /tmp/etcdlock-c-test.XXXXXX)"
+state="$tmp/etcd.json"
+cleanup() {
+    python3 tests/etcd_harness.py stop --state "$state" >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+record() { # record ok|FAIL NAME
+    echo "$1 - $2"
+    if [ "$1" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+# Runs a test program, counts its "ok - x" / "FAIL - x" lines; a crash or a non-zero exit
+# without a FAIL line counts as one more failure.
+run_prog() { # run_prog NAME TIMEOUT_S CMD...
+    local name="$1" secs="$2"
+    shift 2
+    local out="$tmp/$name.out" rc=0
+    timeout "$secs" "$@" >"$out" 2>&1 || rc=$?
+    cat "$out"
+    local ok fail
+    ok=$(grep -c '^ok - ' "$out" || true)
+    fail=$(grep -c '^FAIL - ' "$out" || true)
+    passed=$((passed + ok))
+    failed=$((failed + fail))
+    if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then record FAIL "$name exited with status $rc"; fi
+}
+
+# Runs a program whose own ok/FAIL lines are not counted (the caller records one result).
+run_quiet() { # run_quiet NAME TIMEOUT_S CMD...
+    local name="$1" secs="$2"
+    shift 2
+    local rc=0
+    timeout "$secs" "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+    [ "$rc" = 0 ] || { tail -50 "$tmp/$name.out"; return 1; }
+}
+
+echo "== C: release build (build.rs fails on a stale header)"
+cargo build --release -p etcdlock-c --message-format=json-render-diagnostics >"$tmp/build.json"
+target="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+out_dir="$(python3 - "$tmp/build.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "build-script-executed" and "etcdlock-c" in m.get("package_id", ""):
+        print(m["out_dir"])
+PY
+)"
+if [ -n "$out_dir" ] && diff -u include/etcdlock.h "$out_dir/etcdlock.h"; then
+    record ok "include/etcdlock.h matches a fresh cbindgen generation"
+else
+    record FAIL "include/etcdlock.h differs from a fresh generation (ETCDLOCK_UPDATE_HEADER=1 cargo build -p etcdlock-c)"
+fi
+
+endpoints="$(python3 tests/etcd_harness.py start --members 1 --state "$state")"
+export ETCDLOCK_ENDPOINTS="$endpoints" ETCDLOCK_ETCDCTL="$root/.tools/bin/etcdctl"
+echo "== C: etcd at $endpoints"
+
+echo "== C: install into a temp PREFIX, build examples/basic.c with pkg-config, run it"
+prefix="$tmp/prefix"
+bash "$here/install.sh" "$prefix" >/dev/null 2>&1 || bash "$here/install.sh" "$prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/basic.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/basic" \
+    && run_quiet basic 60 "$tmp/basic" && grep -q '^done$' "$tmp/basic.out"; then
+    record ok "examples/basic.c (shared, pkg-config) builds and runs"
+else
+    record FAIL "examples/basic.c (shared, pkg-config)"
+fi
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/basic.c" $(pkg-config --cflags etcdlock) \
+    "$prefix/lib/libetcdlock.a" $(pkg-config --static --libs-only-l etcdlock | sed 's/-letcdlock//') -o "$tmp/basic-static" \
+    && run_quiet basic-static 60 "$tmp/basic-static" && grep -q '^done$' "$tmp/basic-static.out"; then
+    record ok "examples/basic.c (static libetcdlock.a) builds and runs"
+else
+    record FAIL "examples/basic.c (static libetcdlock.a)"
+fi
+
+echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
+# LeakSanitizer would report the Rust runtime's one-time allocations; leaks are checked by
+# the valgrind run below instead.
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# shellcheck disable=SC2046,SC2086
+for t in test_api test_threads; do
+    if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
+        run_prog "$t" 300 "$tmp/$t"
+    else
+        record FAIL "$t compiles"
+    fi
+done
+# shellcheck disable=SC2046,SC2086
+if c++ -std=c++11 -Wall -Wextra -Werror -pedantic $san "$here/tests/test_cpp.cpp" $(pkg-config --cflags --libs etcdlock) -o "$tmp/test_cpp"; then
+    run_prog test_cpp 60 "$tmp/test_cpp"
+else
+    record FAIL "test_cpp.cpp compiles"
+fi
+
+echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
+# shellcheck disable=SC2046
+cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/test_api.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/test_api_vg"
+if run_quiet valgrind 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+    --errors-for-leak-kinds=definite,indirect,possible --suppressions="$here/tests/valgrind.supp" \
+    "$tmp/test_api_vg" && grep -q 'ERROR SUMMARY: 0 errors' "$tmp/valgrind.out"; then
+    record ok "valgrind: test_api (whole API) without leaks or memory errors"
+else
+    record FAIL "valgrind: test_api"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
