@@ -228,12 +228,35 @@ impl Client {
     /// Runs one unary request: bounded in flight, bounded in time (the caller's deadline or
     /// `request_timeout`), retried with backoff on transient errors when `idempotent`, and cut
     /// short by `close()`.
-    pub(crate) async fn call<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, mut f: F) -> Result<T>
+    pub(crate) async fn call<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, f: F) -> Result<T>
     where
         F: FnMut(etcd_client::Client) -> Fut,
         Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
     {
         self.check_open()?;
+        tokio::select! {
+            biased;
+            r = self.send(deadline, idempotent, f) => r,
+            _ = self.inner.closed.cancelled() => Err(closed_error()),
+        }
+    }
+
+    /// Like [`Client::call`], but also after `close()`: for cleanup that must finish even when
+    /// the client closes under it (deleting a failed waiter's key, revoking a lease).
+    pub(crate) async fn call_for_cleanup<T, F, Fut>(&self, deadline: Option<Instant>, f: F) -> Result<T>
+    where
+        F: FnMut(etcd_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
+    {
+        runtime::check_pid(self.inner.pid)?;
+        self.send(deadline, true, f).await
+    }
+
+    async fn send<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, mut f: F) -> Result<T>
+    where
+        F: FnMut(etcd_client::Client) -> Fut,
+        Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
+    {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.inner.opts.request_timeout);
         let inner = &self.inner;
         let mut attempt = || {
@@ -243,25 +266,17 @@ impl Client {
                 fut.await.map_err(Error::from)
             }
         };
-        let work = async {
-            if idempotent {
-                retry(Some(deadline), attempt).await
-            } else {
-                // Only a request that never left may be sent again.
-                let mut backoff = crate::backoff::Backoff::default();
-                loop {
-                    match tokio::time::timeout_at(deadline, attempt()).await {
-                        Ok(Err(e)) if e.is_unsent() && backoff.wait(Some(deadline)).await => continue,
-                        Ok(r) => break r,
-                        Err(_) => break Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
-                    }
-                }
+        if idempotent {
+            return retry(Some(deadline), attempt).await;
+        }
+        // Only a request that never left may be sent again.
+        let mut backoff = crate::backoff::Backoff::default();
+        loop {
+            match tokio::time::timeout_at(deadline, attempt()).await {
+                Ok(Err(e)) if e.is_unsent() && backoff.wait(Some(deadline)).await => continue,
+                Ok(r) => return r,
+                Err(_) => return Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
             }
-        };
-        tokio::select! {
-            biased;
-            r = work => r,
-            _ = inner.closed.cancelled() => Err(closed_error()),
         }
     }
 }

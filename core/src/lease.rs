@@ -173,6 +173,10 @@ impl Lease {
     /// Idempotent; revoking a lease the server already expired succeeds.
     pub async fn revoke(&self) -> Result<()> {
         runtime::check_pid(self.inner.client.inner.pid)?;
+        if self.inner.revoked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.inner.client.check_open()?;
         self.inner.revoke(None).await
     }
 }
@@ -188,10 +192,11 @@ impl Handle {
     }
 }
 
-/// Revokes a lease by ID; "not found" counts as done.
+/// Revokes a lease by ID; "not found" counts as done. Runs even if the client is closing:
+/// close() only revokes the leases its keeper still knows, and this one was just taken out.
 pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instant>) -> Result<()> {
     client
-        .call(deadline, true, move |mut c| async move {
+        .call_for_cleanup(deadline, move |mut c| async move {
             match c.lease_revoke(id).await {
                 Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
                 r => r.map(drop),
@@ -225,10 +230,8 @@ impl Drop for Handle {
             self.state.lost.set(LostReason::Revoked);
         }
         self.client.inner.keeper.remove(self.state.id);
-        if self.client.is_closed() {
-            return; // close() revokes everything it knew about
-        }
-        // Not through `Client::call`: a close() right after this drop must not cancel it.
+        // Not through `Client::call`: a close() racing with this drop no longer knows the
+        // lease, so this revoke must go out even then.
         let (etcd, id) = (self.client.inner.etcd.clone(), self.state.id);
         let timeout = self.client.inner.opts.request_timeout;
         runtime::spawn(revoke_detached(etcd, id, Instant::now() + timeout));

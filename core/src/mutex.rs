@@ -379,7 +379,7 @@ impl PendingKey {
     async fn delete(&self, deadline: Option<Instant>) -> Result<()> {
         let key = self.key.clone();
         self.client
-            .call(deadline, true, move |mut c| {
+            .call_for_cleanup(deadline, move |mut c| {
                 let key = key.clone();
                 async move { c.delete(key, None).await }
             })
@@ -390,7 +390,7 @@ impl PendingKey {
 
 impl Drop for PendingKey {
     fn drop(&mut self) {
-        if !self.armed || runtime::check_pid(self.client.inner.pid).is_err() || self.client.is_closed() {
+        if !self.armed || runtime::check_pid(self.client.inner.pid).is_err() {
             return;
         }
         let pending = PendingKey { client: self.client.clone(), key: std::mem::take(&mut self.key), armed: false };
@@ -398,8 +398,8 @@ impl Drop for PendingKey {
             let mut backoff = Backoff::default();
             for _ in 0..20 {
                 match pending.delete(None).await {
-                    Err(e) if e.kind() != ErrorKind::Closed => tokio::time::sleep(backoff.next_delay()).await,
-                    _ => return,
+                    Err(_) => tokio::time::sleep(backoff.next_delay()).await,
+                    Ok(()) => return,
                 }
             }
         });
