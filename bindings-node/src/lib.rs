@@ -1,1 +1,35 @@
-// placeholder: see the binding's issue
+//! Native half of the `etcdlock` npm package. Everything here converts types, errors and calling
+//! conventions; all behaviour lives in the `etcdlock` core crate. The public JavaScript API is the
+//! hand-written wrapper in `index.js`, which adds AbortSignal, async iteration and `Symbol.asyncDispose`.
+//!
+//! There is one runtime: core's (`etcdlock::runtime`). napi's own tokio runtime is not enabled;
+//! every promise is a napi deferred settled from a task on core's runtime (see `promise.rs`).
+
+// napi-derive leaves out its JS registration under cfg(test), so `cargo test` of the workspace
+// would see the exported-only items as dead code.
+#![cfg_attr(test, allow(dead_code))]
+
+mod client;
+mod error;
+mod lease;
+mod lock;
+mod lost;
+mod promise;
+mod watch;
+
+use napi_derive::napi;
+use std::time::Duration;
+
+/// Closes every client of this process (revoking their leases, so held locks are freed at once)
+/// and stops the runtime, waiting at most `timeoutMs`. Called by the wrapper at process exit.
+#[napi]
+pub fn shutdown(timeout_ms: f64) {
+    let ms = if timeout_ms.is_finite() && timeout_ms > 0.0 { timeout_ms } else { 0.0 };
+    let _ = etcdlock::runtime::shutdown(Duration::from_secs_f64(ms / 1000.0));
+}
+
+/// Whether core's runtime threads exist in this process (none are started on import).
+#[napi]
+pub fn runtime_started() -> bool {
+    etcdlock::runtime::runtime_started()
+}

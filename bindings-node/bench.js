@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+'use strict';
+// `node bench.js [--endpoints URLS] [--seconds S] [--rounds R]`
+//
+// The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Node binding, with
+// the same definitions: cycles/s of lock+release on one client (1 loop, then 64 concurrent
+// loops each on its own name) and N clients contending for one name (handoff = next holder's
+// acquire resolution minus the previous holder's release start; p50/p99; Jain's index).
+// Rounds interleave the workloads; each prints its median round as one JSON line shaped like
+// Report::json with "lang":"node". Without --endpoints (or ETCDLOCK_ENDPOINTS) it starts a
+// throwaway etcd with tests/etcd_harness.py.
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const { Client } = require('./index.js');
+
+function parseArgs(argv) {
+  const args = { endpoints: process.env.ETCDLOCK_ENDPOINTS || null, seconds: 1, rounds: 5 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--endpoints') args.endpoints = argv[++i];
+    else if (a === '--seconds') args.seconds = Number(argv[++i]);
+    else if (a === '--rounds') args.rounds = Number(argv[++i]);
+    else if (a === '-h' || a === '--help') {
+      console.log('usage: node bench.js [--endpoints URL[,URL]] [--seconds N] [--rounds N]');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (!(args.seconds > 0) || !(Number.isInteger(args.rounds) && args.rounds > 0)) throw new Error('--seconds N --rounds N');
+  return args;
+}
+
+const unique = (tag) => `bench/${tag}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** `tasks` loops on one client, each locking its own name (workloads.rs lock_many). */
+async function lockMany(endpoints, tasks, seconds) {
+  const client = await Client.connect({ endpoints });
+  const prefix = unique('lock');
+  const deadline = performance.now() + seconds * 1000;
+  const loops = Array.from({ length: tasks }, async (_, t) => {
+    const name = `${prefix}/${t}`;
+    // Grant the handle's lease before timing starts, as the Rust loop does.
+    await (await client.lock(name, { ttl: 30 })).release();
+    let n = 0;
+    while (performance.now() < deadline) {
+      const lock = await client.lock(name, { ttl: 30 });
+      await lock.release();
+      n++;
+    }
+    return n;
+  });
+  const total = (await Promise.all(loops)).reduce((a, b) => a + b, 0);
+  await client.close();
+  return total;
+}
+
+/** N clients contending for one name (workloads.rs contended). */
+async function contended(endpoints, clients, seconds) {
+  const name = unique('contended');
+  const timeline = []; // [acquired, releasing] in ms
+  // One connection per contender, as separate processes would have.
+  const conns = [];
+  for (let i = 0; i < clients; i++) conns.push(await Client.connect({ endpoints }));
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  const counts = await Promise.all(
+    conns.map(async (c) => {
+      let n = 0;
+      while (performance.now() < deadline) {
+        const lock = await c.lock(name, { ttl: 30 });
+        const acquired = performance.now();
+        const releasing = performance.now();
+        await lock.release();
+        timeline.push([acquired, releasing]);
+        n++;
+      }
+      return n;
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  await Promise.all(conns.map((c) => c.close()));
+  timeline.sort((a, b) => a[0] - b[0]);
+  const handoffs = [];
+  for (let i = 1; i < timeline.length; i++) handoffs.push(Math.max(0, timeline[i][0] - timeline[i - 1][1]));
+  handoffs.sort((a, b) => a - b);
+  const pct = (p) => (handoffs.length ? handoffs[Math.round((handoffs.length - 1) * p)] : null);
+  const sum = counts.reduce((a, b) => a + b, 0);
+  const sq = counts.reduce((a, b) => a + b * b, 0);
+  return {
+    name: `lock contended (${clients} clients)`,
+    cyclesPerSec: sum / elapsed,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    jain: sq > 0 ? (sum * sum) / (counts.length * sq) : null,
+  };
+}
+
+const WORKLOADS = [
+  { name: 'lock uncontended', run: async (ep, s) => simple('lock uncontended', await lockMany(ep, 1, s), s) },
+  { name: 'lock many (64 tasks)', run: async (ep, s) => simple('lock many (64 tasks)', await lockMany(ep, 64, s), s) },
+  { name: 'lock contended (4 clients)', run: (ep, s) => contended(ep, 4, s) },
+  { name: 'lock contended (16 clients)', run: (ep, s) => contended(ep, 16, s) },
+];
+
+function simple(name, cycles, seconds) {
+  return { name, cyclesPerSec: cycles / seconds, p50: null, p99: null, jain: null };
+}
+
+/** Report::json's exact shape and number formats. */
+function json(r) {
+  const ms = (v) => (v === null ? 'null' : v.toFixed(4));
+  return `{"lang":"node","workload":"${r.name}","cycles_per_sec":${r.cyclesPerSec.toFixed(1)},"handoff_p50_ms":${ms(r.p50)},"handoff_p99_ms":${ms(r.p99)},"jain":${r.jain === null ? 'null' : r.jain.toFixed(4)}}`;
+}
+
+function startEtcd() {
+  const harness = path.join(__dirname, '..', 'tests', 'etcd_harness.py');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcdlock-node-bench-'));
+  const state = path.join(dir, 'etcd.json');
+  const r = spawnSync('python3', [harness, 'start', '--members', '1', '--state', state], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`cannot start etcd: ${r.stderr}`);
+  const stop = () => {
+    spawnSync('python3', [harness, 'stop', '--state', state], { timeout: 30_000 });
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return { endpoints: r.stdout.trim().split('\n').pop(), stop };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const own = args.endpoints ? null : startEtcd();
+  try {
+    const endpoints = (args.endpoints || own.endpoints).split(',');
+    // Warm up the server and the runtime before anything is timed.
+    await lockMany(endpoints, 1, 0.5);
+    const rounds = WORKLOADS.map(() => []);
+    for (let r = 0; r < args.rounds; r++) {
+      for (let i = 0; i < WORKLOADS.length; i++) rounds[i].push(await WORKLOADS[i].run(endpoints, args.seconds));
+    }
+    for (const rs of rounds) {
+      rs.sort((a, b) => a.cyclesPerSec - b.cyclesPerSec);
+      console.log(json(rs[Math.floor(rs.length / 2)]));
+    }
+  } finally {
+    if (own) own.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});

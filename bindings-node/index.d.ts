@@ -1,0 +1,373 @@
+/**
+ * Keys, values and names: a string (UTF-8) or bytes.
+ */
+export type Bytes = string | Uint8Array;
+export type ErrorCode = keyof typeof codes;
+export type LostReason = "expired" | "revoked" | "key_deleted" | "closed";
+/**
+ * One change seen by a watch.
+ */
+export type WatchEvent = {
+    type: "put" | "delete";
+    key: Buffer;
+    /**
+     * empty for deletes
+     */
+    value: Buffer;
+    /**
+     * the revision of this change
+     */
+    revision: bigint;
+    createRevision: bigint;
+    version: bigint;
+    /**
+     * 0n when none
+     */
+    lease: bigint;
+    /**
+     * with `prevKv: true`
+     */
+    prevValue?: Buffer;
+};
+export type ClientOptions = {
+    /**
+     * etcd URLs like `http://127.0.0.1:2379` (a string may list several, comma-separated)
+     */
+    endpoints: string[] | string;
+    /**
+     * connect and per-request timeout in ms (default 5000)
+     */
+    timeout?: number;
+    /**
+     * overrides `timeout` for connecting
+     */
+    connectTimeout?: number;
+    /**
+     * overrides `timeout` for each request
+     */
+    requestTimeout?: number;
+    /**
+     * for etcd with authentication enabled
+     */
+    auth?: {
+        user: string;
+        password: string;
+    };
+    /**
+     * requests in flight at once (default 256)
+     */
+    maxInFlight?: number;
+};
+export type LockOptions = {
+    /**
+     * lease TTL in whole seconds (default 10)
+     */
+    ttl?: number;
+    /**
+     * ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
+     */
+    timeout?: number;
+    /**
+     * aborting rejects with an AbortError and removes the queue key
+     */
+    signal?: AbortSignal;
+};
+export type WatchOptions = {
+    /**
+     * watch every key that starts with `key`
+     */
+    prefix?: boolean;
+    /**
+     * first revision to deliver (default: changes from now on)
+     */
+    startRevision?: bigint | number;
+    /**
+     * include each event's previous value as `prevValue`
+     */
+    prevKv?: boolean;
+};
+/**
+ * @typedef {object} ClientOptions
+ * @property {string[] | string} endpoints etcd URLs like `http://127.0.0.1:2379` (a string may list several, comma-separated)
+ * @property {number} [timeout] connect and per-request timeout in ms (default 5000)
+ * @property {number} [connectTimeout] overrides `timeout` for connecting
+ * @property {number} [requestTimeout] overrides `timeout` for each request
+ * @property {{ user: string, password: string }} [auth] for etcd with authentication enabled
+ * @property {number} [maxInFlight] requests in flight at once (default 256)
+ */
+/**
+ * @typedef {object} LockOptions
+ * @property {number} [ttl] lease TTL in whole seconds (default 10)
+ * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
+ * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ */
+/**
+ * @typedef {object} WatchOptions
+ * @property {boolean} [prefix] watch every key that starts with `key`
+ * @property {bigint | number} [startRevision] first revision to deliver (default: changes from now on)
+ * @property {boolean} [prevKv] include each event's previous value as `prevValue`
+ */
+/**
+ * A connection to an etcd cluster. The constructor returns at once and connects in the
+ * background; every call waits for the connection (`await client.ready`, or use
+ * `await Client.connect(options)`, to see connection errors up front).
+ */
+export class Client {
+    /**
+     * Connects and resolves once etcd answered (rejects `UNAVAILABLE`, `AUTH`, `INVALID_ARGUMENT`).
+     * @param {ClientOptions} options
+     * @returns {Promise<Client>}
+     */
+    static connect(options: ClientOptions): Promise<Client>;
+    /** @param {ClientOptions} options */
+    constructor(options: ClientOptions);
+    /** Resolves once connected; rejects with the connection error. @returns {Promise<void>} */
+    get ready(): Promise<void>;
+    /**
+     * Acquires the fair (FIFO) lock `name`; resolves once it is held.
+     * Rejects `LOCK_TIMEOUT` (timeout passed), `WOULD_BLOCK` (timeout 0 and taken), an AbortError
+     * (signal aborted), `CLOSED`, `UNAVAILABLE`; in every case the queue key is gone by then.
+     * @param {Bytes} name
+     * @param {LockOptions} [options]
+     * @returns {Promise<Lock>}
+     */
+    lock(name: Bytes, options?: LockOptions): Promise<Lock>;
+    /**
+     * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
+     * @param {number} ttl
+     * @returns {Promise<Lease>}
+     */
+    lease(ttl: number): Promise<Lease>;
+    /**
+     * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
+     * `ifHeld: lock`, the write happens only if that lock is still held (checked by etcd in the
+     * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+     * @param {Bytes} key
+     * @param {Bytes} value
+     * @param {{ lease?: Lease, ifHeld?: Lock }} [options]
+     * @returns {Promise<bigint>} the revision of the write
+     */
+    put(key: Bytes, value: Bytes, options?: {
+        lease?: Lease;
+        ifHeld?: Lock;
+    }): Promise<bigint>;
+    /**
+     * The value at `key`, or null.
+     * @param {Bytes} key
+     * @returns {Promise<Buffer | null>}
+     */
+    get(key: Bytes): Promise<Buffer | null>;
+    /**
+     * Deletes `key`; resolves whether it existed.
+     * @param {Bytes} key
+     * @returns {Promise<boolean>}
+     */
+    delete(key: Bytes): Promise<boolean>;
+    /**
+     * Watches `key` (or every key under it with `prefix: true`). Returns at once; iterate it with
+     * `for await`. `await watch.ready` to know etcd has confirmed it.
+     * @param {Bytes} key
+     * @param {WatchOptions} [options]
+     * @returns {Watch}
+     */
+    watch(key: Bytes, options?: WatchOptions): Watch;
+    /**
+     * Closes the client: pending calls reject with `CLOSED`, its leases are revoked (so its locks
+     * are released and their `onLost` callbacks get 'closed'). Idempotent.
+     * @returns {Promise<void>}
+     */
+    close(): Promise<void>;
+    /** Whether close() was called. */
+    get closed(): boolean;
+    /** `await using client = new Client(...)` closes it. */
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+/** @typedef {'expired' | 'revoked' | 'key_deleted' | 'closed'} LostReason */
+/**
+ * A held lock, from {@link Client#lock}. Release it with {@link Lock#release} (or `await using`).
+ * A Lock that is dropped without release stays held until its client is closed or the process
+ * exits: garbage collection never releases it behind your back.
+ */
+export class Lock {
+    /**
+     * Not constructed directly: {@link Client#lock} returns one.
+     * @private
+     * @param {any} nativeLock
+     * @param {Client} client
+     */
+    private constructor();
+    /** The fencing token: strictly greater than every earlier holder's (create revision of the key). */
+    get fencingToken(): bigint;
+    /** This holder's queue key in etcd (`<name>/<lease hex>`). */
+    get key(): Buffer<ArrayBuffer>;
+    /** ID of the lease the key is attached to. @type {bigint} */
+    get leaseId(): bigint;
+    /**
+     * Cheap local check: not released, not lost, lease not past its conservative deadline.
+     * @returns {boolean}
+     */
+    isHeld(): boolean;
+    /** Why the lock was lost, or null. @returns {LostReason | null} */
+    lostReason(): LostReason | null;
+    /**
+     * Calls `cb(reason)` once, on the JS thread, when the lock is lost (not when it is released);
+     * at once if it already is. Does not keep the process alive. Returns a function that removes `cb`.
+     * @param {(reason: LostReason) => void} cb
+     * @returns {() => void}
+     */
+    onLost(cb: (reason: LostReason) => void): () => void;
+    /**
+     * Releases the lock (fenced: deletes the key only if it is still this acquisition's).
+     * Rejects with `NOT_HELD` if it was already released or lost.
+     * @returns {Promise<void>}
+     */
+    release(): Promise<void>;
+    /**
+     * Writes `value` at `key` only if this lock is still held (atomically checked by etcd);
+     * rejects with `NOT_HELD`, writing nothing, otherwise. Same as `client.put(key, value, { ifHeld: lock })`.
+     * @param {Bytes} key
+     * @param {Bytes} value
+     * @param {{ lease?: Lease }} [options]
+     * @returns {Promise<bigint>} the revision of the write
+     */
+    put(key: Bytes, value: Bytes, options?: {
+        lease?: Lease;
+    }): Promise<bigint>;
+    /** `await using lock = await client.lock(...)` releases it (unless already released). */
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+/**
+ * A lease from {@link Client#lease}, kept alive in the background until revoked, lost, or its
+ * client is closed. Dropping the object does not revoke it.
+ */
+export class Lease {
+    /**
+     * Not constructed directly: {@link Client#lease} returns one.
+     * @private
+     * @param {any} nativeLease
+     * @param {Client} client
+     */
+    private constructor();
+    /** The lease ID. */
+    get id(): bigint;
+    /** The TTL etcd granted, in seconds. @type {number} */
+    get ttl(): number;
+    /**
+     * Cheap local check: not lost and not past its conservative local deadline.
+     * @returns {boolean}
+     */
+    isAlive(): boolean;
+    /**
+     * Milliseconds left before the conservative local deadline (0 once lost).
+     * @returns {number}
+     */
+    remaining(): number;
+    /** Why the lease was lost, or null. @returns {LostReason | null} */
+    lostReason(): LostReason | null;
+    /**
+     * Calls `cb(reason)` once, on the JS thread, when the lease is lost ('revoked' after
+     * {@link Lease#revoke}). Does not keep the process alive. Returns a function that removes `cb`.
+     * @param {(reason: LostReason) => void} cb
+     * @returns {() => void}
+     */
+    onLost(cb: (reason: LostReason) => void): () => void;
+    /**
+     * Revokes the lease, deleting every key attached to it. Idempotent.
+     * @returns {Promise<void>}
+     */
+    revoke(): Promise<void>;
+    /** `await using lease = await client.lease(10)` revokes it. */
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+/**
+ * One change seen by a watch.
+ * @typedef {object} WatchEvent
+ * @property {'put' | 'delete'} type
+ * @property {Buffer} key
+ * @property {Buffer} value empty for deletes
+ * @property {bigint} revision the revision of this change
+ * @property {bigint} createRevision
+ * @property {bigint} version
+ * @property {bigint} lease 0n when none
+ * @property {Buffer} [prevValue] with `prevKv: true`
+ */
+/**
+ * A watch from {@link Client#watch}: an async iterable of {@link WatchEvent}s that resumes
+ * across disconnects without gaps or duplicates. Ends when closed; throws `COMPACTED` if the
+ * history it needs is gone, `CLOSED` if the client is closed.
+ * @implements {AsyncIterableIterator<WatchEvent>}
+ */
+export class Watch implements AsyncIterableIterator<WatchEvent> {
+    /**
+     * Not constructed directly: {@link Client#watch} returns one.
+     * @private
+     * @param {Promise<any>} nativeWatch
+     */
+    private constructor();
+    /**
+     * Resolves once etcd has confirmed the watch: without `startRevision`, every change made after
+     * this resolves is delivered. Rejects if the watch could not be created (errors met later,
+     * such as `COMPACTED` for a `startRevision` etcd no longer has, come from `next()`).
+     * @returns {Promise<void>}
+     */
+    get ready(): Promise<void>;
+    /** @returns {Promise<IteratorResult<WatchEvent, undefined>>} */
+    next(): Promise<IteratorResult<WatchEvent, undefined>>;
+    /**
+     * Ends a `for await` loop early: closes the watch.
+     * @returns {Promise<IteratorReturnResult<undefined>>}
+     */
+    return(): Promise<IteratorReturnResult<undefined>>;
+    /** Stops the watch; a pending `next()` resolves done. Idempotent. */
+    close(): void;
+    [Symbol.asyncIterator](): this;
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+/** @typedef {keyof typeof codes} ErrorCode */
+/** An error from etcdlock; `code` is one of {@link codes}. */
+export class EtcdlockError extends Error {
+    /**
+     * @param {string} code
+     * @param {string} message
+     * @param {{ compactRevision?: bigint }} [extra]
+     */
+    constructor(code: string, message: string, extra?: {
+        compactRevision?: bigint;
+    });
+    /** One of {@link codes}. @type {ErrorCode} */
+    code: ErrorCode;
+    /** For `COMPACTED`: the oldest revision etcd still has. @type {bigint | undefined} */
+    compactRevision: bigint | undefined;
+}
+/** Rejection of an acquire whose AbortSignal fired (`name === 'AbortError'`). */
+export class AbortError extends Error {
+    /**
+     * @param {string} [message]
+     * @param {{ cause?: unknown }} [options]
+     */
+    constructor(message?: string, options?: {
+        cause?: unknown;
+    });
+    code: string;
+}
+/**
+ * Every `code` an {@link EtcdlockError} can carry (core's closed set of error kinds).
+ * @readonly
+ */
+export const codes: Readonly<{
+    INVALID_ARGUMENT: "INVALID_ARGUMENT";
+    UNAVAILABLE: "UNAVAILABLE";
+    LOCK_TIMEOUT: "LOCK_TIMEOUT";
+    WOULD_BLOCK: "WOULD_BLOCK";
+    LOCK_LOST: "LOCK_LOST";
+    NOT_HELD: "NOT_HELD";
+    COMPACTED: "COMPACTED";
+    CLOSED: "CLOSED";
+    AUTH: "AUTH";
+    WRONG_CONTEXT: "WRONG_CONTEXT";
+    INTERNAL: "INTERNAL";
+}>;

@@ -1,0 +1,808 @@
+'use strict';
+// The public API of the `etcdlock` npm package: a thin JavaScript layer over the native addon
+// (native.js) that adds what is idiomatic in Node and nothing else — argument checks that throw
+// before anything is sent, AbortSignal, `Symbol.asyncDispose`, async iteration, and Error objects
+// with a stable `code`. All behaviour (leases, keepalive, fair fenced locking, resilient watches)
+// lives in the Rust core. `index.d.ts` is generated from the JSDoc here (`npm run types`).
+
+const native = require('./native.js');
+const { isMainThread } = require('node:worker_threads');
+
+// The native side settles every promise through one threadsafe function per JS thread, which
+// napi wants a JS function for; this one is never called for anything else.
+native.initCompletions(() => {});
+
+/** Lock TTL in seconds when `lock()` is not given one. */
+const DEFAULT_LOCK_TTL = 10;
+/** Connect and request timeout in milliseconds when the client options do not give one. */
+const DEFAULT_TIMEOUT_MS = 5000;
+/** Bound on revoking this process's leases at exit (see README "Exit policy"). */
+const EXIT_REVOKE_MS = 1000;
+const I64_MAX = (1n << 63n) - 1n;
+
+/**
+ * Every `code` an {@link EtcdlockError} can carry (core's closed set of error kinds).
+ * @readonly
+ */
+const codes = Object.freeze({
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  UNAVAILABLE: 'UNAVAILABLE',
+  LOCK_TIMEOUT: 'LOCK_TIMEOUT',
+  WOULD_BLOCK: 'WOULD_BLOCK',
+  LOCK_LOST: 'LOCK_LOST',
+  NOT_HELD: 'NOT_HELD',
+  COMPACTED: 'COMPACTED',
+  CLOSED: 'CLOSED',
+  AUTH: 'AUTH',
+  WRONG_CONTEXT: 'WRONG_CONTEXT',
+  INTERNAL: 'INTERNAL',
+});
+const CODE_SET = new Set(Object.values(codes));
+
+/** @typedef {keyof typeof codes} ErrorCode */
+
+/** An error from etcdlock; `code` is one of {@link codes}. */
+class EtcdlockError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {{ compactRevision?: bigint }} [extra]
+   */
+  constructor(code, message, extra) {
+    super(message);
+    this.name = 'EtcdlockError';
+    /** One of {@link codes}. @type {ErrorCode} */
+    this.code = /** @type {ErrorCode} */ (code);
+    /** For `COMPACTED`: the oldest revision etcd still has. @type {bigint | undefined} */
+    this.compactRevision = extra && extra.compactRevision;
+  }
+}
+
+/** Rejection of an acquire whose AbortSignal fired (`name === 'AbortError'`). */
+class AbortError extends Error {
+  /**
+   * @param {string} [message]
+   * @param {{ cause?: unknown }} [options]
+   */
+  constructor(message = 'The operation was aborted', options) {
+    super(message, options);
+    this.name = 'AbortError';
+    this.code = 'ABORT_ERR';
+  }
+}
+
+// Filled by static blocks, which may read private fields: internal access without public methods.
+/** @type {(client: Client, obj: object) => void} */
+let forget;
+/** @type {(lease: Lease) => any} */
+let leaseNative;
+
+/** @param {string} message */
+function invalid(message) {
+  return new EtcdlockError(codes.INVALID_ARGUMENT, message);
+}
+
+/** Re-creates a native rejection as an EtcdlockError (with a stack through the caller). */
+function fromNative(e) {
+  if (e && typeof e.code === 'string' && CODE_SET.has(e.code)) {
+    return new EtcdlockError(e.code, e.message, { compactRevision: e.compactRevision });
+  }
+  return e;
+}
+
+/** @param {AbortSignal} signal */
+function abortError(signal) {
+  return new AbortError('The lock acquisition was aborted', { cause: signal.reason });
+}
+
+// --------------------------------------------------------------- argument checks ---
+
+/**
+ * Keys, values and names: a string (UTF-8) or bytes.
+ * @typedef {string | Uint8Array} Bytes
+ */
+
+/** @param {unknown} v @param {string} what @returns {Buffer} */
+function toBytes(v, what) {
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  if (Buffer.isBuffer(v)) return v;
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  throw invalid(`${what} must be a string, Buffer or Uint8Array, got ${describe(v)}`);
+}
+
+function describe(v) {
+  if (v === null) return 'null';
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return `${typeof v} ${v}`;
+  return typeof v;
+}
+
+/** @param {unknown} o @param {string} what @returns {Record<string, any>} */
+function toOptions(o, what) {
+  if (o === undefined || o === null) return {};
+  if (typeof o !== 'object' || Array.isArray(o)) throw invalid(`${what} must be an object, got ${describe(o)}`);
+  return o;
+}
+
+/** Positive whole seconds. */
+function toTtl(v, what) {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
+    throw invalid(`${what} must be a positive whole number of seconds, got ${describe(v)}`);
+  }
+  return v;
+}
+
+/** Milliseconds >= 0; undefined/null/Infinity mean "no limit" (returns undefined). */
+function toMillis(v, what) {
+  if (v === undefined || v === null || v === Infinity) return undefined;
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) {
+    throw invalid(`${what} must be a number of milliseconds >= 0, got ${describe(v)}`);
+  }
+  return v;
+}
+
+/** A 64-bit revision: bigint, or a number that is an exact integer (<= 2^53 - 1). */
+function toRevision(v, what) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw invalid(`${what} must be a whole number >= 0 (use a bigint beyond 2^53 - 1), got ${describe(v)}`);
+    }
+    return BigInt(v);
+  }
+  if (typeof v === 'bigint') {
+    if (v < 0n || v > I64_MAX) throw invalid(`${what} must be between 0 and 2^63 - 1, got ${v}`);
+    return v;
+  }
+  throw invalid(`${what} must be a bigint or a number, got ${describe(v)}`);
+}
+
+function toSignal(v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || typeof v.aborted !== 'boolean' || typeof v.addEventListener !== 'function') {
+    throw invalid(`signal must be an AbortSignal, got ${describe(v)}`);
+  }
+  return v;
+}
+
+function toCallback(v) {
+  if (typeof v !== 'function') throw invalid(`callback must be a function, got ${describe(v)}`);
+  return v;
+}
+
+// ------------------------------------------------------------------------- exit ---
+
+let exitHookInstalled = false;
+/**
+ * At process exit, close every client (revoking its leases, so locks it still holds are freed at
+ * once instead of after their TTL), bounded by EXIT_REVOKE_MS. Main thread only: the runtime is
+ * shared by the whole process, and a worker thread exiting must not stop it.
+ */
+function installExitHook() {
+  if (exitHookInstalled || !isMainThread) return;
+  exitHookInstalled = true;
+  process.once('exit', () => native.shutdown(EXIT_REVOKE_MS));
+}
+
+/**
+ * Calls each callback once with the reason; shared by Lock and Lease. The native forwarder runs
+ * on the JS thread and never keeps the process alive.
+ */
+class LostCallbacks {
+  constructor(subscribe) {
+    this.subscribe = subscribe;
+    /** @type {Set<Function> | null} */
+    this.callbacks = null;
+    /** @type {string | null} */
+    this.reason = null;
+  }
+
+  add(cb) {
+    toCallback(cb);
+    if (this.reason !== null) {
+      // Already fired: this callback still gets it once, asynchronously like the others.
+      const reason = this.reason;
+      let live = true;
+      setImmediate(() => live && cb(reason));
+      return () => {
+        live = false;
+      };
+    }
+    if (this.callbacks === null) {
+      this.callbacks = new Set();
+      this.subscribe((reason) => {
+        this.reason = reason;
+        const cbs = this.callbacks;
+        this.callbacks = new Set();
+        for (const f of cbs) f(reason);
+      });
+    }
+    this.callbacks.add(cb);
+    return () => {
+      if (this.callbacks) this.callbacks.delete(cb);
+    };
+  }
+}
+
+/** @typedef {'expired' | 'revoked' | 'key_deleted' | 'closed'} LostReason */
+
+// ------------------------------------------------------------------------- Lock ---
+
+/**
+ * A held lock, from {@link Client#lock}. Release it with {@link Lock#release} (or `await using`).
+ * A Lock that is dropped without release stays held until its client is closed or the process
+ * exits: garbage collection never releases it behind your back.
+ */
+class Lock {
+  /** @type {any} */ #native;
+  /** @type {Client} */ #client;
+  /** @type {bigint} */ #token;
+  /** @type {Buffer | null} */ #key = null;
+  #released = false;
+  /** @type {LostCallbacks | null} */ #lost = null;
+
+  /**
+   * Not constructed directly: {@link Client#lock} returns one.
+   * @private
+   * @param {any} nativeLock
+   * @param {Client} client
+   */
+  constructor(nativeLock, client) {
+    this.#native = nativeLock;
+    this.#client = client;
+    // Only the token is read eagerly: lock/release loops should pay for nothing else.
+    this.#token = nativeLock.fencingToken;
+  }
+
+  /** The fencing token: strictly greater than every earlier holder's (create revision of the key). */
+  get fencingToken() {
+    return this.#token;
+  }
+
+  /** This holder's queue key in etcd (`<name>/<lease hex>`). */
+  get key() {
+    if (this.#key === null) this.#key = this.#native.key;
+    return Buffer.from(this.#key);
+  }
+
+  /** ID of the lease the key is attached to. @type {bigint} */
+  get leaseId() {
+    return this.#native.leaseId;
+  }
+
+  /**
+   * Cheap local check: not released, not lost, lease not past its conservative deadline.
+   * @returns {boolean}
+   */
+  isHeld() {
+    return this.#native.isHeld();
+  }
+
+  /** Why the lock was lost, or null. @returns {LostReason | null} */
+  lostReason() {
+    return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * Calls `cb(reason)` once, on the JS thread, when the lock is lost (not when it is released);
+   * at once if it already is. Does not keep the process alive. Returns a function that removes `cb`.
+   * @param {(reason: LostReason) => void} cb
+   * @returns {() => void}
+   */
+  onLost(cb) {
+    const native = this.#native;
+    if (this.#lost === null) this.#lost = new LostCallbacks((f) => native.onLost(f));
+    return this.#lost.add(cb);
+  }
+
+  /**
+   * Releases the lock (fenced: deletes the key only if it is still this acquisition's).
+   * Rejects with `NOT_HELD` if it was already released or lost.
+   * @returns {Promise<void>}
+   */
+  async release() {
+    this.#released = true;
+    try {
+      await this.#native.release();
+    } catch (e) {
+      throw fromNative(e);
+    } finally {
+      forget(this.#client, this);
+    }
+  }
+
+  /**
+   * Writes `value` at `key` only if this lock is still held (atomically checked by etcd);
+   * rejects with `NOT_HELD`, writing nothing, otherwise. Same as `client.put(key, value, { ifHeld: lock })`.
+   * @param {Bytes} key
+   * @param {Bytes} value
+   * @param {{ lease?: Lease }} [options]
+   * @returns {Promise<bigint>} the revision of the write
+   */
+  async put(key, value, options) {
+    const k = toBytes(key, 'key');
+    const v = toBytes(value, 'value');
+    const o = toOptions(options, 'options');
+    const lease = o.lease === undefined || o.lease === null ? undefined : checkLease(o.lease).id;
+    try {
+      return await this.#native.put(k, v, lease);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /** `await using lock = await client.lock(...)` releases it (unless already released). */
+  async [Symbol.asyncDispose]() {
+    if (!this.#released) await this.release();
+  }
+}
+
+// ------------------------------------------------------------------------ Lease ---
+
+/**
+ * A lease from {@link Client#lease}, kept alive in the background until revoked, lost, or its
+ * client is closed. Dropping the object does not revoke it.
+ */
+class Lease {
+  /** @type {any} */ #native;
+  /** @type {Client} */ #client;
+  /** @type {bigint} */ #id;
+  /** @type {LostCallbacks} */ #lost;
+
+  /**
+   * Not constructed directly: {@link Client#lease} returns one.
+   * @private
+   * @param {any} nativeLease
+   * @param {Client} client
+   */
+  constructor(nativeLease, client) {
+    this.#native = nativeLease;
+    this.#client = client;
+    this.#id = nativeLease.id;
+    this.#lost = new LostCallbacks((f) => nativeLease.onLost(f));
+  }
+
+  static {
+    leaseNative = (lease) => lease.#native;
+  }
+
+  /** The lease ID. */
+  get id() {
+    return this.#id;
+  }
+
+  /** The TTL etcd granted, in seconds. @type {number} */
+  get ttl() {
+    return this.#native.ttl;
+  }
+
+  /**
+   * Cheap local check: not lost and not past its conservative local deadline.
+   * @returns {boolean}
+   */
+  isAlive() {
+    return this.#native.isAlive();
+  }
+
+  /**
+   * Milliseconds left before the conservative local deadline (0 once lost).
+   * @returns {number}
+   */
+  remaining() {
+    return this.#native.remainingMs();
+  }
+
+  /** Why the lease was lost, or null. @returns {LostReason | null} */
+  lostReason() {
+    return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * Calls `cb(reason)` once, on the JS thread, when the lease is lost ('revoked' after
+   * {@link Lease#revoke}). Does not keep the process alive. Returns a function that removes `cb`.
+   * @param {(reason: LostReason) => void} cb
+   * @returns {() => void}
+   */
+  onLost(cb) {
+    return this.#lost.add(cb);
+  }
+
+  /**
+   * Revokes the lease, deleting every key attached to it. Idempotent.
+   * @returns {Promise<void>}
+   */
+  async revoke() {
+    try {
+      await this.#native.revoke();
+    } catch (e) {
+      throw fromNative(e);
+    } finally {
+      forget(this.#client, this);
+    }
+  }
+
+  /** `await using lease = await client.lease(10)` revokes it. */
+  async [Symbol.asyncDispose]() {
+    await this.revoke();
+  }
+}
+
+function checkLease(v) {
+  if (!(v instanceof Lease)) throw invalid(`lease must be a Lease from client.lease(), got ${describe(v)}`);
+  return v;
+}
+
+// ------------------------------------------------------------------------ Watch ---
+
+/**
+ * One change seen by a watch.
+ * @typedef {object} WatchEvent
+ * @property {'put' | 'delete'} type
+ * @property {Buffer} key
+ * @property {Buffer} value empty for deletes
+ * @property {bigint} revision the revision of this change
+ * @property {bigint} createRevision
+ * @property {bigint} version
+ * @property {bigint} lease 0n when none
+ * @property {Buffer} [prevValue] with `prevKv: true`
+ */
+
+/**
+ * A watch from {@link Client#watch}: an async iterable of {@link WatchEvent}s that resumes
+ * across disconnects without gaps or duplicates. Ends when closed; throws `COMPACTED` if the
+ * history it needs is gone, `CLOSED` if the client is closed.
+ * @implements {AsyncIterableIterator<WatchEvent>}
+ */
+class Watch {
+  /** @type {any} */ #native = null;
+  /** @type {Promise<void>} */ #ready;
+  /** @type {WatchEvent[]} */ #buffer = [];
+  #head = 0;
+  #closed = false;
+  /** @type {unknown} */ #error = null;
+  /** @type {Promise<void> | null} */ #filling = null;
+
+  /**
+   * Not constructed directly: {@link Client#watch} returns one.
+   * @private
+   * @param {Promise<any>} nativeWatch
+   */
+  constructor(nativeWatch) {
+    this.#ready = nativeWatch.then(
+      (w) => {
+        this.#native = w;
+        if (this.#closed) w.close();
+      },
+      (e) => {
+        this.#error = fromNative(e);
+        throw this.#error;
+      },
+    );
+    // The error is reported by next() (and by `ready` to whoever awaits it).
+    this.#ready.catch(() => {});
+  }
+
+  /**
+   * Resolves once etcd has confirmed the watch: without `startRevision`, every change made after
+   * this resolves is delivered. Rejects if the watch could not be created (errors met later,
+   * such as `COMPACTED` for a `startRevision` etcd no longer has, come from `next()`).
+   * @returns {Promise<void>}
+   */
+  get ready() {
+    return this.#ready;
+  }
+
+  /** @returns {Promise<IteratorResult<WatchEvent, undefined>>} */
+  async next() {
+    for (;;) {
+      if (this.#head < this.#buffer.length) {
+        const value = this.#buffer[this.#head];
+        this.#buffer[this.#head++] = undefined;
+        return { value, done: false };
+      }
+      if (this.#error) throw this.#error;
+      if (this.#closed) return { value: undefined, done: true };
+      // One native read at a time; concurrent next() calls share it.
+      if (!this.#filling) this.#filling = this.#fill().finally(() => (this.#filling = null));
+      await this.#filling;
+    }
+  }
+
+  async #fill() {
+    try {
+      await this.#ready;
+      const batch = await this.#native.next();
+      if (batch == null || this.#closed) {
+        this.#closed = true;
+        return;
+      }
+      this.#buffer = batch;
+      this.#head = 0;
+    } catch (e) {
+      this.#error = this.#error || fromNative(e);
+      this.#closed = true;
+    }
+  }
+
+  /**
+   * Ends a `for await` loop early: closes the watch.
+   * @returns {Promise<IteratorReturnResult<undefined>>}
+   */
+  async return() {
+    this.close();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Stops the watch; a pending `next()` resolves done. Idempotent. */
+  close() {
+    if (this.#closed && this.#native === null) return;
+    this.#closed = true;
+    this.#buffer = [];
+    this.#head = 0;
+    if (this.#native) this.#native.close();
+  }
+
+  async [Symbol.asyncDispose]() {
+    this.close();
+  }
+}
+
+// ----------------------------------------------------------------------- Client ---
+
+/**
+ * @typedef {object} ClientOptions
+ * @property {string[] | string} endpoints etcd URLs like `http://127.0.0.1:2379` (a string may list several, comma-separated)
+ * @property {number} [timeout] connect and per-request timeout in ms (default 5000)
+ * @property {number} [connectTimeout] overrides `timeout` for connecting
+ * @property {number} [requestTimeout] overrides `timeout` for each request
+ * @property {{ user: string, password: string }} [auth] for etcd with authentication enabled
+ * @property {number} [maxInFlight] requests in flight at once (default 256)
+ */
+
+/**
+ * @typedef {object} LockOptions
+ * @property {number} [ttl] lease TTL in whole seconds (default 10)
+ * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
+ * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ */
+
+/**
+ * @typedef {object} WatchOptions
+ * @property {boolean} [prefix] watch every key that starts with `key`
+ * @property {bigint | number} [startRevision] first revision to deliver (default: changes from now on)
+ * @property {boolean} [prevKv] include each event's previous value as `prevValue`
+ */
+
+/**
+ * A connection to an etcd cluster. The constructor returns at once and connects in the
+ * background; every call waits for the connection (`await client.ready`, or use
+ * `await Client.connect(options)`, to see connection errors up front).
+ */
+class Client {
+  /** @type {any} */ #native = null;
+  /** @type {Promise<any>} */ #connecting;
+  #closed = false;
+  /** @type {Promise<void> | null} */ #closing = null;
+  /** Held locks and live leases: kept reachable so garbage collection never releases them. */
+  #owned = new Set();
+
+  /** @param {ClientOptions} options */
+  constructor(options) {
+    const o = toOptions(options, 'options');
+    let endpoints = o.endpoints;
+    if (typeof endpoints === 'string') endpoints = endpoints.split(',');
+    if (!Array.isArray(endpoints) || endpoints.length === 0 || !endpoints.every((e) => typeof e === 'string')) {
+      throw invalid('endpoints must be a non-empty array of URL strings');
+    }
+    const timeout = toMillis(o.timeout, 'timeout') ?? DEFAULT_TIMEOUT_MS;
+    const connectTimeoutMs = toMillis(o.connectTimeout, 'connectTimeout') ?? timeout;
+    const requestTimeoutMs = toMillis(o.requestTimeout, 'requestTimeout') ?? timeout;
+    if (connectTimeoutMs === 0 || requestTimeoutMs === 0) throw invalid('timeouts must be positive');
+    const opts = { endpoints, connectTimeoutMs, requestTimeoutMs };
+    if (o.auth !== undefined) {
+      const a = toOptions(o.auth, 'auth');
+      if (typeof a.user !== 'string' || typeof a.password !== 'string') throw invalid('auth needs string user and password');
+      Object.assign(opts, { user: a.user, password: a.password });
+    }
+    if (o.maxInFlight !== undefined) {
+      if (!Number.isSafeInteger(o.maxInFlight) || o.maxInFlight < 1 || o.maxInFlight > 2 ** 32 - 1) {
+        throw invalid(`maxInFlight must be a positive whole number, got ${describe(o.maxInFlight)}`);
+      }
+      opts.maxInFlight = o.maxInFlight;
+    }
+    installExitHook();
+    this.#connecting = native.NativeClient.connect(opts).then(
+      (n) => (this.#native = n),
+      (e) => {
+        throw fromNative(e);
+      },
+    );
+    // Reported by every call (and by `ready`), never as an unhandled rejection.
+    this.#connecting.catch(() => {});
+  }
+
+  /**
+   * Connects and resolves once etcd answered (rejects `UNAVAILABLE`, `AUTH`, `INVALID_ARGUMENT`).
+   * @param {ClientOptions} options
+   * @returns {Promise<Client>}
+   */
+  static async connect(options) {
+    const c = new Client(options);
+    await c.ready;
+    return c;
+  }
+
+  /** Resolves once connected; rejects with the connection error. @returns {Promise<void>} */
+  get ready() {
+    return this.#connecting.then(() => undefined);
+  }
+
+  async #client() {
+    if (this.#closed) throw new EtcdlockError(codes.CLOSED, 'the client is closed');
+    return this.#native || (await this.#connecting);
+  }
+
+  /**
+   * Acquires the fair (FIFO) lock `name`; resolves once it is held.
+   * Rejects `LOCK_TIMEOUT` (timeout passed), `WOULD_BLOCK` (timeout 0 and taken), an AbortError
+   * (signal aborted), `CLOSED`, `UNAVAILABLE`; in every case the queue key is gone by then.
+   * @param {Bytes} name
+   * @param {LockOptions} [options]
+   * @returns {Promise<Lock>}
+   */
+  async lock(name, options) {
+    const n = toBytes(name, 'name');
+    const o = toOptions(options, 'options');
+    const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
+    const timeout = toMillis(o.timeout, 'timeout');
+    const signal = toSignal(o.signal);
+    if (signal && signal.aborted) throw abortError(signal);
+    const client = await this.#client();
+    let token;
+    let onAbort;
+    if (signal) {
+      token = new native.CancelToken();
+      onAbort = () => token.cancel();
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    let lock;
+    try {
+      lock = new Lock(await client.lock(n, ttl, timeout, token), this);
+    } catch (e) {
+      if (signal && signal.aborted && e && e.code === 'CANCELLED') throw abortError(signal);
+      throw fromNative(e);
+    } finally {
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+    if (signal && signal.aborted) {
+      // Acquired just as the signal fired: honour the abort, leaving nothing behind.
+      await lock.release().catch(() => {});
+      throw abortError(signal);
+    }
+    this.#owned.add(lock);
+    return lock;
+  }
+
+  /**
+   * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
+   * @param {number} ttl
+   * @returns {Promise<Lease>}
+   */
+  async lease(ttl) {
+    toTtl(ttl, 'ttl');
+    const client = await this.#client();
+    try {
+      const lease = new Lease(await client.lease(ttl), this);
+      this.#owned.add(lease);
+      return lease;
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
+   * `ifHeld: lock`, the write happens only if that lock is still held (checked by etcd in the
+   * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+   * @param {Bytes} key
+   * @param {Bytes} value
+   * @param {{ lease?: Lease, ifHeld?: Lock }} [options]
+   * @returns {Promise<bigint>} the revision of the write
+   */
+  async put(key, value, options) {
+    const k = toBytes(key, 'key');
+    const v = toBytes(value, 'value');
+    const o = toOptions(options, 'options');
+    const lease = o.lease === undefined || o.lease === null ? undefined : checkLease(o.lease);
+    if (o.ifHeld !== undefined && o.ifHeld !== null) {
+      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock, got ${describe(o.ifHeld)}`);
+      await this.#client();
+      return o.ifHeld.put(k, v, { lease });
+    }
+    const client = await this.#client();
+    try {
+      return await client.put(k, v, lease && leaseNative(lease));
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * The value at `key`, or null.
+   * @param {Bytes} key
+   * @returns {Promise<Buffer | null>}
+   */
+  async get(key) {
+    const k = toBytes(key, 'key');
+    const client = await this.#client();
+    try {
+      return (await client.get(k)) ?? null;
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Deletes `key`; resolves whether it existed.
+   * @param {Bytes} key
+   * @returns {Promise<boolean>}
+   */
+  async delete(key) {
+    const k = toBytes(key, 'key');
+    const client = await this.#client();
+    try {
+      return await client.delete(k);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Watches `key` (or every key under it with `prefix: true`). Returns at once; iterate it with
+   * `for await`. `await watch.ready` to know etcd has confirmed it.
+   * @param {Bytes} key
+   * @param {WatchOptions} [options]
+   * @returns {Watch}
+   */
+  watch(key, options) {
+    const k = toBytes(key, 'key');
+    const o = toOptions(options, 'options');
+    const startRevision = toRevision(o.startRevision, 'startRevision');
+    return new Watch(this.#client().then((c) => c.watch(k, !!o.prefix, startRevision, !!o.prevKv)));
+  }
+
+  /**
+   * Closes the client: pending calls reject with `CLOSED`, its leases are revoked (so its locks
+   * are released and their `onLost` callbacks get 'closed'). Idempotent.
+   * @returns {Promise<void>}
+   */
+  close() {
+    if (!this.#closing) {
+      this.#closed = true;
+      this.#closing = this.#connecting.then(
+        (n) => n.close(),
+        () => {},
+      ).then(() => this.#owned.clear());
+    }
+    return this.#closing;
+  }
+
+  /** Whether close() was called. */
+  get closed() {
+    return this.#closed;
+  }
+
+  /** `await using client = new Client(...)` closes it. */
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+
+  static {
+    forget = (client, obj) => client.#owned.delete(obj);
+  }
+}
+
+module.exports = { Client, Lock, Lease, Watch, EtcdlockError, AbortError, codes };

@@ -1,0 +1,29 @@
+'use strict';
+// The README's examples are the files in examples/, verbatim, and they run as written against
+// the test etcd (ETCDLOCK_ENDPOINTS), both CommonJS and ESM.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { PKG } = require('./helpers');
+
+const readme = fs.readFileSync(path.join(PKG, 'README.md'), 'utf8');
+
+for (const [file, expected] of [
+  ['quickstart.cjs', /holding demo\/orders, fencing token \d+\n(put demo\/jobs\/nightly @\d+\n)?put demo\/jobs\/worker-1 @\d+\ndelete demo\/jobs\/worker-1 @\d+\nrunning\n$/],
+  ['quickstart.mjs', /^second try: WOULD_BLOCK\nwaiting: AbortError\n$/],
+]) {
+  test(`README example ${file} is in the README and runs`, () => {
+    const src = fs.readFileSync(path.join(PKG, 'examples', file), 'utf8');
+    assert.ok(readme.includes(src.trim()), `README.md does not contain examples/${file} verbatim`);
+    const r = spawnSync(process.execPath, [path.join(PKG, 'examples', file)], {
+      cwd: PKG,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: process.env,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, expected);
+  });
+}
