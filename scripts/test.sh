@@ -11,3 +11,9 @@ cargo test --release --workspace --doc
 
 echo "== Rust: the demo example (two workers on a local etcd it starts itself)"
 cargo run --quiet --release -p etcdlock --example demo
+
+echo "== C"
+bash bindings-c/test.sh
+
+echo "== Node"
+bash bindings-node/test.sh
