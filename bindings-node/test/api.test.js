@@ -18,13 +18,19 @@ test('constructor form and Client.connect both work', async () => {
   await b.close();
 });
 
-test('unreachable etcd rejects UNAVAILABLE', async () => {
+// covers: CONN-UNREACH-001
+test('unreachable etcd rejects UNAVAILABLE within the connect timeout', async () => {
+  const t0 = Date.now();
   const c = new Client({ endpoints: ['http://127.0.0.1:1'], timeout: 300 });
   await assert.rejects(c.ready, { code: 'UNAVAILABLE' });
+  const took = Date.now() - t0;
+  // 300 ms plus scheduling slack: no hang, no retrying past the timeout.
+  assert.ok(took < 1300, `took ${took} ms`);
   await assert.rejects(c.get('x'), { code: 'UNAVAILABLE' });
   await c.close();
 });
 
+// covers: KV-BASIC-001
 test('put/get/delete with string, Buffer and Uint8Array; revisions are bigint', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -45,6 +51,7 @@ test('put/get/delete with string, Buffer and Uint8Array; revisions are bigint', 
   assert.equal(await c.get(`${p}/s`), null);
 });
 
+// covers: LEASE-REVOKE-001
 test('lease: bigint id, ttl, isAlive, keys attached, revoke fires onLost("revoked")', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -83,6 +90,52 @@ test('lease keeps a key alive past its TTL (keepalive in the background)', async
   await lease.revoke();
 });
 
+// covers: LEASE-TTL-001
+test('a TTL below the server minimum reports the TTL etcd granted (2 s)', async (t) => {
+  // The test etcd runs etcd's default timing (100 ms heartbeat, 1 s election): minimum TTL 2 s.
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const lease = await c.lease(1);
+  assert.equal(lease.ttl, 2);
+  assert.match(etcdctl('lease', 'timetolive', lease.id.toString(16)), /granted with TTL\(2s\)/);
+  await lease.revoke();
+  // A lock's lease too.
+  const lock = await c.lock(prefix('minttl'), { ttl: 1 });
+  assert.match(etcdctl('lease', 'timetolive', lock.leaseId.toString(16)), /granted with TTL\(2s\)/);
+  await lock.release();
+});
+
+// covers: LEASE-LOST-001
+test('a lease revoked externally (etcdctl lease revoke): onLost fires once, never alive again', async (t) => {
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const p = prefix('lease-ext');
+  const lease = await c.lease(2); // keepalive every ~700 ms: several rounds in the checks below
+  await c.put(`${p}/k`, 'v', { lease });
+  const reasons = [];
+  lease.onLost((r) => reasons.push(r));
+  etcdctl('lease', 'revoke', lease.id.toString(16));
+  await waitFor(() => reasons.length > 0, 10000, 'onLost');
+  // 'expired': etcd no longer knows the lease ('revoked' is for our own revoke()).
+  assert.deepEqual(reasons, ['expired']);
+  assert.equal(lease.lostReason(), 'expired');
+  // Past several keepalive intervals: still lost, never alive again, no second callback.
+  const end = Date.now() + 2500;
+  while (Date.now() < end) {
+    assert.equal(lease.isAlive(), false);
+    assert.equal(lease.remaining(), 0);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(reasons, ['expired']);
+  assert.match(etcdctl('lease', 'timetolive', lease.id.toString(16)), /already expired/);
+  assert.deepEqual(keysUnder(`${p}/`), []);
+  await assert.rejects(c.put(`${p}/k2`, 'v', { lease }), { code: 'LOCK_LOST' });
+  assert.deepEqual(keysUnder(`${p}/`), []);
+});
+
+// covers: LOCK-BASIC-001
+// covers: LOCK-TOKEN-001
+// covers: LOCK-RELEASE-001
 test('lock: fencing token, key, isHeld, fenced release, NOT_HELD on second release', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -91,8 +144,9 @@ test('lock: fencing token, key, isHeld, fenced release, NOT_HELD on second relea
   assert.ok(lock instanceof Lock);
   assert.equal(typeof lock.fencingToken, 'bigint');
   assert.ok(Buffer.isBuffer(lock.key));
-  assert.ok(lock.key.toString().startsWith(`${name}/`));
   assert.equal(typeof lock.leaseId, 'bigint');
+  // `<name>/<lease hex>`, the Go layout (`-<n>` follows for later acquisitions on one lease).
+  assert.match(lock.key.toString(), new RegExp(`^${name}/${lock.leaseId.toString(16)}(-[0-9a-f]+)?$`));
   assert.ok(lock.isHeld());
   assert.deepEqual(keysUnder(`${name}/`), [lock.key.toString()]);
   // The token is the key's create revision, as etcd reports it.
@@ -108,7 +162,12 @@ test('lock: fencing token, key, isHeld, fenced release, NOT_HELD on second relea
   // A second acquisition gets a larger token.
   const again = await c.lock(name);
   assert.ok(again.fencingToken > lock.fencingToken);
+  // A stale release changes nothing: NOT_HELD, and the new holder's key stays.
+  await assert.rejects(lock.release(), { code: 'NOT_HELD' });
+  assert.deepEqual(keysUnder(`${name}/`), [again.key.toString()]);
+  assert.ok(again.isHeld());
   await again.release();
+  assert.deepEqual(keysUnder(`${name}/`), []);
 });
 
 test('lock name may be bytes', async (t) => {
@@ -120,6 +179,7 @@ test('lock name may be bytes', async (t) => {
   await lock.release();
 });
 
+// covers: LOCK-GUARD-001
 test('put ifHeld writes while held, rejects NOT_HELD and writes nothing after release', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -139,16 +199,27 @@ test('put ifHeld writes while held, rejects NOT_HELD and writes nothing after re
   assert.equal(await c.get(`${name}-other`), null);
 });
 
-test('put ifHeld rejects NOT_HELD when the key was deleted behind the holder', async (t) => {
+// covers: LOCK-FENCED-001
+test('a stale holder (key deleted, new holder in): writes rejected NOT_HELD, release spares the new key', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
-  t.after(() => c.close());
+  const c2 = new Client({ endpoints: ENDPOINTS });
+  t.after(() => Promise.all([c.close(), c2.close()]));
   const name = prefix('fenced-del');
   const lock = await c.lock(name);
   etcdctl('del', lock.key.toString());
+  const next = await c2.lock(name, { timeout: 5000 });
+  assert.deepEqual(keysUnder(`${name}/`), [next.key.toString()]);
   // No waiting for the watch: etcd itself checks the key in the same transaction.
   await assert.rejects(c.put(`${name}-data`, 'x', { ifHeld: lock }), { code: 'NOT_HELD' });
+  await assert.rejects(lock.put(`${name}-data`, 'y'), { code: 'NOT_HELD' });
   assert.equal(await c.get(`${name}-data`), null);
   await assert.rejects(lock.release(), { code: 'NOT_HELD' });
+  // The new holder is untouched: its key is there and its guarded write goes through.
+  assert.deepEqual(keysUnder(`${name}/`), [next.key.toString()]);
+  assert.ok(next.isHeld());
+  await c2.put(`${name}-data`, 'z', { ifHeld: next });
+  assert.equal(etcdctl('get', '--print-value-only', `${name}-data`).trim(), 'z');
+  await next.release();
 });
 
 test('Symbol.asyncDispose releases locks, revokes leases, closes clients', async () => {
@@ -169,6 +240,8 @@ test('Symbol.asyncDispose releases locks, revokes leases, closes clients', async
   assert.equal(c.closed, true);
 });
 
+// covers: CONN-CLOSED-001
+// covers: LOCK-LOST-002
 test('close() is idempotent; later calls reject CLOSED; held locks report "closed"', async () => {
   const c = new Client({ endpoints: ENDPOINTS });
   const name = prefix('close');
@@ -189,8 +262,14 @@ test('close() is idempotent; later calls reject CLOSED; held locks report "close
   }
   const w = c.watch('x');
   await assert.rejects(w.next(), { code: 'CLOSED' });
+  // Calls on the client's objects fail the same way.
+  await assert.rejects(lock.put(`${name}-k`, 'v'), { code: 'CLOSED' });
+  await assert.rejects(lock.release(), { code: 'CLOSED' });
+  await assert.rejects(lease.revoke(), { code: 'CLOSED' });
+  assert.deepEqual(keysUnder(`${name}-k`), []);
 });
 
+// covers: CONN-CLOSE-WAITER-001
 test('pending operations reject CLOSED when the client is closed', async () => {
   const holder = new Client({ endpoints: ENDPOINTS });
   const c = new Client({ endpoints: ENDPOINTS });
@@ -216,6 +295,7 @@ test('ESM import works', async () => {
   assert.equal(esm.default, etcdlock);
 });
 
+// covers: CONN-CLOSE-WAITER-001 (repeated, for the race)
 test('close() with an acquire waiting never leaves its queue key behind (repeated)', async () => {
   // Guards the binding's workaround for a core race (see Acquiring in src/client.rs).
   const holder = new Client({ endpoints: ENDPOINTS });

@@ -8,6 +8,7 @@ const { Client, EtcdlockError } = require('..');
 
 const INVALID = { code: 'INVALID_ARGUMENT', name: 'EtcdlockError' };
 
+// covers: CONN-BADURL-001 (empty endpoint list: rejected synchronously, before any connection)
 test('constructor: bad options throw INVALID_ARGUMENT synchronously', () => {
   for (const opts of [
     undefined,
@@ -27,6 +28,7 @@ test('constructor: bad options throw INVALID_ARGUMENT synchronously', () => {
   }
 });
 
+// covers: CONN-BADURL-001 (malformed URLs)
 test('malformed endpoint URLs reject INVALID_ARGUMENT (checked by core before connecting)', async () => {
   for (const ep of ['nope', 'ftp://127.0.0.1:2379', 'http://127.0.0.1:0']) {
     const c = new Client({ endpoints: [ep] });
@@ -35,6 +37,9 @@ test('malformed endpoint URLs reject INVALID_ARGUMENT (checked by core before co
   }
 });
 
+// covers: ERR-BADNAME-001
+// covers: ERR-BADTTL-001
+// covers: ERR-TYPE-001
 test('lock: empty name, bad ttl, bad timeout, bad signal, wrong types', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -71,6 +76,9 @@ test('lock: empty name, bad ttl, bad timeout, bad signal, wrong types', async (t
   assert.deepEqual(keysUnder(name), []);
 });
 
+// covers: ERR-BADKEY-001
+// covers: ERR-BADTTL-001 (lease TTLs)
+// covers: ERR-TYPE-001 (wrong types for keys, values, leases; revisions beyond 2^53 as number)
 test('kv, lease and watch: bad keys, values, ttls and revisions', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());
@@ -86,7 +94,7 @@ test('kv, lease and watch: bad keys, values, ttls and revisions', async (t) => {
   await assert.rejects(c.put(`${p}/k`, 'v', { lease: 123n }), INVALID);
   await assert.rejects(c.put(`${p}/k`, 'v', { ifHeld: {} }), INVALID);
   await assert.rejects(c.put(`${p}/k`, 'v', 'opts'), INVALID);
-  for (const ttl of [0, -1, NaN, 1.5, '10', undefined, Infinity]) {
+  for (const ttl of [0, -1, NaN, 1.5, '10', undefined, Infinity, 9_000_000_001]) {
     await assert.rejects(c.lease(ttl), INVALID, String(ttl));
   }
   for (const startRevision of [2 ** 53, 2 ** 60, -1, 1.5, NaN, '5', -1n, 1n << 63n]) {

@@ -31,6 +31,7 @@ const now = () => process.hrtime.bigint().toString(); // CLOCK_MONOTONIC: one cl
 })();`;
 }
 
+// covers: LOCK-MULTIPROC-001
 test('two processes: no overlap, no lost update, FIFO order, increasing tokens', async (t) => {
   const c = new Client({ endpoints: ENDPOINTS });
   t.after(() => c.close());

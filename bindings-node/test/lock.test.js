@@ -14,6 +14,7 @@ function client(t) {
   return c;
 }
 
+// covers: LOCK-TRY-001
 test('timeout: 0 tries once: WOULD_BLOCK when taken, leaving no key; succeeds when free', async (t) => {
   const [a, b] = [client(t), client(t)];
   const name = prefix('try');
@@ -28,21 +29,31 @@ test('timeout: 0 tries once: WOULD_BLOCK when taken, leaving no key; succeeds wh
   await got.release();
 });
 
-test('timeout: rejects LOCK_TIMEOUT after about that long, with no key left', async (t) => {
+// covers: LOCK-TIMEOUT-001
+test('timeout: rejects LOCK_TIMEOUT after about that long, with no key and no lease left', async (t) => {
   const [a, b] = [client(t), client(t)];
   const name = prefix('timeout');
   const held = await a.lock(name);
   const t0 = Date.now();
-  const err = await b.lock(name, { timeout: 300 }).then(() => null, (e) => e);
+  const pending = b.lock(name, { timeout: 1000 }).then(() => null, (e) => e);
+  // The waiter's queue key names its lease: `<name>/<lease hex>`.
+  await waitFor(() => keysUnder(`${name}/`).length === 2, 900, 'the waiter to queue');
+  const waiterKey = keysUnder(`${name}/`).find((k) => k !== held.key.toString());
+  const waiterLease = waiterKey.slice(`${name}/`.length).split('-')[0];
+  assert.match(etcdctl('lease', 'timetolive', waiterLease), /granted with TTL/);
+  const err = await pending;
   const took = Date.now() - t0;
   assert.equal(err.code, 'LOCK_TIMEOUT');
   assert.ok(err instanceof Error);
-  assert.ok(took >= 280 && took < 3000, `took ${took} ms`);
-  // Checked right when the promise settled: core removed the key before returning.
+  assert.ok(took >= 980 && took < 4000, `took ${took} ms`);
+  // Checked right when the promise settled: core removed the key and revoked the waiter's
+  // lease before returning.
   assert.deepEqual(keysUnder(`${name}/`), [held.key.toString()]);
+  assert.match(etcdctl('lease', 'timetolive', waiterLease), /already expired/);
   await held.release();
 });
 
+// covers: LOCK-CANCEL-001
 test('AbortSignal: aborting a waiting acquire rejects AbortError and removes the queue key', async (t) => {
   const [a, b] = [client(t), client(t)];
   const name = prefix('abort');
@@ -86,6 +97,8 @@ test('AbortSignal.timeout() works as a deadline; an unused signal changes nothin
   await got.release();
 });
 
+// covers: LOCK-LOST-001
+// covers: LOCK-RELEASE-001 (release after loss)
 test('onLost fires once with "key_deleted" when the key is deleted externally (etcdctl del)', async (t) => {
   const c = client(t);
   const name = prefix('lost-del');
@@ -122,6 +135,7 @@ test('onLost fires once with "key_deleted" when the key is deleted externally (e
   await assert.rejects(lock.release(), { code: 'NOT_HELD' });
 });
 
+// covers: LOCK-LOST-002
 test('onLost fires "closed" on client.close(), and never after a successful release', async () => {
   const c = new Client({ endpoints: ENDPOINTS });
   const name = prefix('lost-close');
@@ -152,6 +166,8 @@ test('onLost of a lock reports the lease being revoked externally', async (t) =>
   assert.equal(lock.isHeld(), false);
 });
 
+// covers: LOCK-FIFO-001
+// covers: LOCK-TOKEN-001
 test('waiters are served first come, first served, with increasing tokens', async (t) => {
   const clients = [client(t), client(t), client(t), client(t)];
   const name = prefix('fifo');
@@ -197,4 +213,43 @@ test('concurrent locks on one client: each name independent, same name exclusive
   await Promise.all(work);
   assert.equal(maxInside, 1);
   assert.deepEqual(keysUnder(`${base}/`), []);
+});
+
+// covers: LOCK-EXCL-001
+test('many contenders on several clients: guarded read-increment-write never overlaps, loses nothing', async (t) => {
+  const clients = [client(t), client(t), client(t), client(t)];
+  const name = prefix('excl');
+  const counter = `${name}-counter`;
+  const TASKS_PER_CLIENT = 3;
+  const ROUNDS = 5;
+  let inside = 0;
+  let maxInside = 0;
+  let acquisitions = 0;
+  const work = [];
+  for (const c of clients) {
+    for (let k = 0; k < TASKS_PER_CLIENT; k++) {
+      work.push(
+        (async () => {
+          for (let n = 0; n < ROUNDS; n++) {
+            const l = await c.lock(name, { timeout: 20000 });
+            inside++;
+            maxInside = Math.max(maxInside, inside);
+            acquisitions++;
+            // Read, yield to the other contenders, write back: an overlap would lose an increment.
+            const v = await c.get(counter);
+            await new Promise((r) => setTimeout(r, 1));
+            await c.put(counter, String(Number(v ? v.toString() : '0') + 1), { ifHeld: l });
+            inside--;
+            await l.release();
+          }
+        })(),
+      );
+    }
+  }
+  await Promise.all(work);
+  assert.equal(acquisitions, clients.length * TASKS_PER_CLIENT * ROUNDS);
+  assert.equal(maxInside, 1);
+  // Read back by etcdctl, not by the library under test.
+  assert.equal(etcdctl('get', '--print-value-only', counter).trim(), String(acquisitions));
+  assert.deepEqual(keysUnder(`${name}/`), []);
 });

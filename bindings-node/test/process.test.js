@@ -25,6 +25,7 @@ test('connect, lock, release, close: the process exits by itself', async () => {
   assert.ok(r.ms < 10000, `took ${r.ms} ms`);
 });
 
+// covers: RT-EXIT-001
 test('forgotten close() with a held lock, a lease and onLost callbacks: exits, and frees them', async () => {
   const name = prefix('exit-forgot');
   const r = await runChild(`${HEAD}
@@ -88,6 +89,7 @@ test('a pending lock() keeps the process alive until it is acquired', async (t) 
   assert.ok(r.ms >= 900, `exited after ${r.ms} ms`);
 });
 
+// covers: RT-ONE-001
 test('importing starts no threads; clients share one runtime (thread count does not grow)', async () => {
   const r = await runChild(`const { runtimeThreads } = require(${JSON.stringify(__dirname + '/helpers.js')});
 const { Client } = require(${JSON.stringify(PKG)});

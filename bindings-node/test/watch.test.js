@@ -26,6 +26,7 @@ async function take(w, n, ms = 5000) {
   return out;
 }
 
+// covers: WATCH-BASIC-001 (prefix)
 test('a prefix watch is an async iterable of put/delete events with bigint revisions', async (t) => {
   const c = client(t);
   const p = prefix('watch');
@@ -36,7 +37,8 @@ test('a prefix watch is an async iterable of put/delete events with bigint revis
   const r1 = await c.put(`${p}/a`, 'one');
   await c.put(`${p}-outside`, 'ignored');
   const r2 = await c.put(Buffer.from(`${p}/b`), Buffer.from([1, 2]));
-  const r3 = await c.delete(`${p}/a`).then(() => etcdRevision());
+  await c.delete(`${p}/a`);
+  const r3 = etcdRevision(); // >= the delete's revision (other test files write too)
   const evs = await take(w, 3);
   assert.deepEqual(
     evs.map((e) => [e.type, e.key.toString(), e.value.toString('hex')]),
@@ -48,7 +50,7 @@ test('a prefix watch is an async iterable of put/delete events with bigint revis
   }
   assert.equal(evs[0].revision, r1);
   assert.equal(evs[1].revision, r2);
-  assert.equal(evs[2].revision, r3);
+  assert.ok(evs[2].revision > r2 && evs[2].revision <= r3, `delete at ${evs[2].revision}`);
   assert.equal(evs[0].createRevision, r1);
   assert.equal(evs[0].version, 1n);
   assert.equal(evs[0].lease, 0n);
@@ -60,15 +62,25 @@ function etcdRevision() {
   return BigInt(JSON.parse(etcdctl('get', 'x', '-w', 'json')).header.revision);
 }
 
+// covers: WATCH-BASIC-001 (single key)
 test('a single-key watch; close() ends a pending iteration', async (t) => {
   const c = client(t);
   const p = prefix('watch-key');
   const w = c.watch(p);
   await w.ready;
   await c.put(`${p}/child`, 'not this key');
-  await c.put(p, 'v');
-  const [ev] = await take(w, 1);
-  assert.equal(ev.key.toString(), p);
+  const r1 = await c.put(p, 'v');
+  const r2 = await c.put(p, 'w');
+  await c.delete(p);
+  const r3 = etcdRevision();
+  const evs = await take(w, 3);
+  assert.deepEqual(
+    evs.map((e) => [e.type, e.key.toString(), e.value.toString()]),
+    [['put', p, 'v'], ['put', p, 'w'], ['delete', p, '']],
+  );
+  assert.equal(evs[0].revision, r1);
+  assert.equal(evs[1].revision, r2);
+  assert.ok(evs[2].revision > r2 && evs[2].revision <= r3, `delete at ${evs[2].revision}`);
   const w2 = c.watch(p);
   await w2.ready;
   const pending = w2.next();
@@ -78,6 +90,7 @@ test('a single-key watch; close() ends a pending iteration', async (t) => {
   assert.deepEqual(await w2.next(), { value: undefined, done: true });
 });
 
+// covers: WATCH-START-001
 test('startRevision replays history (bigint or number), prevKv gives prevValue', async (t) => {
   const c = client(t);
   const p = prefix('watch-start');
@@ -108,6 +121,7 @@ test('many events arrive in order, none lost or repeated', async (t) => {
   assert.deepEqual(new Set(evs.map((e) => e.value.toString())).size, N);
 });
 
+// covers: WATCH-COMPACT-001
 test('a compacted startRevision rejects COMPACTED with the compact revision', async (t) => {
   const c = client(t);
   const p = prefix('watch-compacted');
