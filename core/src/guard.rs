@@ -238,7 +238,7 @@ impl Drop for LockGuard {
             return;
         }
         let shared = self.shared.clone();
-        runtime::spawn(async move {
+        runtime::spawn_cleanup(async move {
             let _ = shared.fenced_delete().await;
         });
     }

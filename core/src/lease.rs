@@ -234,6 +234,6 @@ impl Drop for Handle {
         // lease, so this revoke must go out even then.
         let (etcd, id) = (self.client.inner.etcd.clone(), self.state.id);
         let timeout = self.client.inner.opts.request_timeout;
-        runtime::spawn(revoke_detached(etcd, id, Instant::now() + timeout));
+        runtime::spawn_cleanup(revoke_detached(etcd, id, Instant::now() + timeout));
     }
 }

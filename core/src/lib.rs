@@ -43,7 +43,7 @@ pub use lease::Lease;
 pub use lost::{LostReason, LostSignal};
 pub use mutex::{LockOptions, Mutex};
 pub use tokio_util::sync::CancellationToken;
-pub use validate::MAX_TTL_SECS;
+pub use validate::{check_lock_name, check_ttl, MAX_TTL_SECS};
 pub use watch::{Watch, WatchOptions};
 pub use watch_hub::{EventType, WatchEvent};
 

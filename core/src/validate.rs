@@ -8,6 +8,16 @@ pub const MAX_TTL_SECS: i64 = 9_000_000_000;
 /// etcd's default request size limit, less room for the rest of the request.
 const MAX_KEY_LEN: usize = 1024 * 1024;
 
+/// Checks a lease TTL as every call that takes one does (for bindings that validate early).
+pub fn check_ttl(ttl_secs: i64) -> Result<()> {
+    ttl(ttl_secs).map(drop)
+}
+
+/// Checks a lock name as [`crate::Client::mutex`] does.
+pub fn check_lock_name(name: &[u8]) -> Result<()> {
+    lock_name(name)
+}
+
 pub(crate) fn ttl(ttl_secs: i64) -> Result<i64> {
     if ttl_secs <= 0 {
         return Err(Error::invalid(format!("ttl must be a positive number of seconds, got {ttl_secs}")));
