@@ -85,6 +85,7 @@ enum { THREADS = 8, CLIENTS = 4, CYCLES = 10 };
 
 static etcdlock_client *g_clients[CLIENTS];
 
+/* covers: LOCK-FIFO-001, LOCK-TOKEN-001 */
 static void test_fifo(void) {
     unique(g_name, sizeof g_name, "fifo");
     etcdlock_lock *first = NULL;
@@ -113,6 +114,7 @@ static void test_fifo(void) {
     CHECK(count_keys(prefix) == 0);
 }
 
+/* covers: LOCK-EXCL-001, LOCK-TOKEN-001, LOCK-GUARD-001 (every increment is a guarded write) */
 static void test_no_overlap(void) {
     unique(g_name, sizeof g_name, "stress");
     snprintf(g_counter, sizeof g_counter, "%s-counter", g_name);

@@ -1,1 +1,48 @@
-// placeholder: see the binding's issue
+//! `etcdlock._native`: the PyO3 layer under the `etcdlock` Python package. It converts
+//! types, errors and calling conventions; every behaviour lives in the core crate.
+//!
+//! Each call that talks to etcd returns an [`op::Op`], which the Python wrapper either waits
+//! on (sync API, GIL released, Ctrl-C aware) or submits to an asyncio loop's [`bridge::Bridge`].
+
+mod bridge;
+mod client;
+mod errors;
+mod lease;
+mod lock;
+mod op;
+mod watch;
+
+use pyo3::prelude::*;
+use std::time::Duration;
+
+/// Whether the shared runtime runs in this process (import must not start it).
+#[pyfunction]
+fn _runtime_started() -> bool {
+    etcdlock::runtime::runtime_started()
+}
+
+/// Closes every client of this process and stops the runtime, within about `timeout`
+/// seconds. For the interpreter's exit hook.
+#[pyfunction]
+fn _shutdown(py: Python<'_>, timeout: f64) -> PyResult<()> {
+    let timeout = Duration::try_from_secs_f64(timeout).unwrap_or(Duration::from_secs(2));
+    op::SHUT_DOWN.store(etcdlock::runtime::current_pid(), std::sync::atomic::Ordering::Release);
+    errors::IntoPy::py(py.detach(|| {
+        client::close_all(timeout);
+        etcdlock::runtime::shutdown(timeout)
+    }))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<client::NativeClient>()?;
+    m.add_class::<lock::NativeLock>()?;
+    m.add_class::<lease::NativeLease>()?;
+    m.add_class::<watch::NativeWatch>()?;
+    m.add_class::<op::Op>()?;
+    m.add_class::<bridge::Bridge>()?;
+    m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;
+    m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

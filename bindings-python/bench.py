@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Python package.
+
+    python3 bench.py --endpoints URLS [--seconds S] [--rounds R] [--many threads|asyncio]
+
+Prints one JSON line per workload, in the Rust bench's format with "lang":"python", each the
+round with the median throughput. Rounds interleave the workloads, as the Rust bench does.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import threading
+import time
+import uuid
+from typing import List, Optional, Tuple
+
+import etcdlock
+
+
+class Report:
+    def __init__(self, name: str, cycles_per_sec: float, p50: Optional[float] = None,
+                 p99: Optional[float] = None, jain: Optional[float] = None) -> None:
+        self.name, self.cycles_per_sec, self.p50, self.p99, self.jain = name, cycles_per_sec, p50, p99, jain
+
+    def json(self) -> str:
+        # Same fields and number formats as Report::json in bench/src/workloads.rs.
+        def ms(s: Optional[float]) -> str:
+            return "null" if s is None else f"{s * 1e3:.4f}"
+
+        jain = "null" if self.jain is None else f"{self.jain:.4f}"
+        return (f'{{"lang":"python","workload":"{self.name}","cycles_per_sec":{self.cycles_per_sec:.1f},'
+                f'"handoff_p50_ms":{ms(self.p50)},"handoff_p99_ms":{ms(self.p99)},"jain":{jain}}}')
+
+
+def unique(tag: str) -> str:
+    return f"bench/{tag}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def lock_uncontended(endpoints: str, dur: float) -> Report:
+    with etcdlock.Client(endpoints) as client:
+        lock = client.lock(unique("lock"), ttl=30)
+        lock.acquire()  # grants the handle's lease before timing starts, as the Rust bench does
+        lock.release()
+        n, deadline = 0, time.monotonic() + dur
+        while time.monotonic() < deadline:
+            lock.acquire()
+            lock.release()
+            n += 1
+    return Report("lock uncontended", n / dur)
+
+
+def lock_many_threads(endpoints: str, tasks: int, dur: float) -> int:
+    with etcdlock.Client(endpoints) as client:
+        prefix = unique("lock")
+        counts = [0] * tasks
+        start = threading.Barrier(tasks + 1)
+        deadline = [0.0]
+
+        def worker(i: int) -> None:
+            lock = client.lock(f"{prefix}/{i}", ttl=30)
+            lock.acquire()
+            lock.release()
+            start.wait()
+            n = 0
+            while time.monotonic() < deadline[0]:
+                lock.acquire()
+                lock.release()
+                n += 1
+            counts[i] = n
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(tasks)]
+        for t in threads:
+            t.start()
+        deadline[0] = time.monotonic() + dur + 0.0
+        start.wait()
+        for t in threads:
+            t.join()
+    return sum(counts)
+
+
+def lock_many_asyncio(endpoints: str, tasks: int, dur: float) -> int:
+    async def main() -> int:
+        async with etcdlock.AsyncClient(endpoints) as client:
+            prefix = unique("lock")
+            locks = [client.lock(f"{prefix}/{i}", ttl=30) for i in range(tasks)]
+            for lock in locks:  # leases granted before timing starts
+                await lock.acquire()
+                await lock.release()
+            deadline = time.monotonic() + dur
+
+            async def cycle(lock: etcdlock.AsyncLock) -> int:
+                n = 0
+                while time.monotonic() < deadline:
+                    await lock.acquire()
+                    await lock.release()
+                    n += 1
+                return n
+
+            return sum(await asyncio.gather(*(cycle(l) for l in locks)))
+
+    return asyncio.run(main())
+
+
+def lock_contended(endpoints: str, clients: int, dur: float) -> Report:
+    name = unique("contended")
+    conns = [etcdlock.Client(endpoints) for _ in range(clients)]  # one connection per contender
+    timeline: List[Tuple[float, float]] = []
+    counts = [0] * clients
+    start = time.monotonic()
+    deadline = start + dur
+
+    def worker(i: int) -> None:
+        lock = conns[i].lock(name, ttl=30)
+        n = 0
+        while time.monotonic() < deadline:
+            lock.acquire()
+            acquired = time.monotonic()
+            releasing = time.monotonic()
+            lock.release()
+            timeline.append((acquired, releasing))  # list.append is atomic under the GIL
+            n += 1
+        counts[i] = n
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    for c in conns:
+        c.close()
+    timeline.sort()
+    handoffs = sorted(max(0.0, b[0] - a[1]) for a, b in zip(timeline, timeline[1:]))
+
+    def pct(p: float) -> Optional[float]:
+        return handoffs[round((len(handoffs) - 1) * p)] if handoffs else None
+
+    total, sq = float(sum(counts)), float(sum(c * c for c in counts))
+    return Report(f"lock contended ({clients} clients)", total / elapsed, pct(0.5), pct(0.99),
+                  total * total / (len(counts) * sq) if sq else None)
+
+
+def median(rounds: List[Report]) -> Report:
+    rounds = sorted(rounds, key=lambda r: r.cycles_per_sec)
+    return rounds[len(rounds) // 2]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--endpoints", default=os.environ.get("ETCDLOCK_ENDPOINTS", "http://127.0.0.1:2379"))
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--many", choices=["asyncio", "threads"], default="asyncio",
+                    help="run 'lock many' as 64 asyncio tasks (default) or 64 threads")
+    a = ap.parse_args()
+    if a.rounds < 1 or a.seconds <= 0:
+        ap.error("--rounds and --seconds must be positive")
+
+    many = lock_many_asyncio if a.many == "asyncio" else lock_many_threads
+    workloads = [
+        lambda: lock_uncontended(a.endpoints, a.seconds),
+        lambda: Report("lock many (64 tasks)", many(a.endpoints, 64, a.seconds) / a.seconds),
+        lambda: lock_contended(a.endpoints, 4, a.seconds),
+        lambda: lock_contended(a.endpoints, 16, a.seconds),
+    ]
+    lock_uncontended(a.endpoints, 0.5)  # warm the server up before anything is timed
+    rounds: List[List[Report]] = [[] for _ in workloads]
+    for _ in range(a.rounds):
+        for i, w in enumerate(workloads):
+            rounds[i].append(w())
+    for r in rounds:
+        print(median(r).json(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""The asyncio API: ``AsyncClient``, ``AsyncLock``, ``AsyncLease``, ``AsyncWatch``.
+
+Calls run on the core's runtime (no extra thread, no second runtime); results come back to
+the loop through its port (see ``_ports``). Cancelling an ``await lock.acquire()`` cancels the
+core's wait and awaits its cleanup (the queue key is gone) before ``CancelledError``
+propagates."""
+
+import asyncio
+from collections import deque
+from types import TracebackType
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Generator, Optional, Sequence, Type, Union
+
+from . import _args, _native
+from ._args import BytesLike
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, WatchEvent
+from ._errors import LockLost, LockTimeout, NotHeld
+from ._lost import LostCallbacks
+from ._ports import LoopPort, loop_port
+
+
+async def _run(op: Any) -> Any:
+    return await loop_port().future(op)
+
+
+async def _run_cancellable(op: Any, keep: Optional[Callable[[Any], None]] = None) -> Any:
+    """Runs ``op``; if the awaiting task is cancelled, cancels the op, waits for it to finish
+    (the core cleans up), undoes a success that raced with the cancel (or hands it to
+    ``keep``), then re-raises the ``CancelledError``."""
+    fut = loop_port().future(op)
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        op.cancel()
+        while not fut.done():
+            try:
+                await asyncio.shield(fut)
+            except asyncio.CancelledError:
+                continue  # cancelled again: still wait, the cleanup is bounded
+            except BaseException:
+                break
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            if keep is not None:
+                keep(fut.result())
+            undo = op.undo()
+            if undo is not None:
+                await asyncio.shield(_run(undo))
+        raise
+
+
+class AsyncClient:
+    """The asyncio client. Constructed synchronously (nothing is sent); it connects on first
+    use, or in ``async with`` / ``await client.connect()``. Shared by any number of tasks."""
+
+    def __init__(
+        self,
+        endpoints: Union[str, Sequence[str]],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> None:
+        eps = _args.endpoints(endpoints)
+        t = _args.seconds(timeout, "timeout")
+        user, password = _args.credentials(user, password)
+        self._n = _native.Client(eps, t, user, password)
+
+    async def connect(self) -> "AsyncClient":
+        """Connects now (otherwise the first call does); raises ``Unavailable`` on failure."""
+        await _run(self._n.connect())
+        return self
+
+    async def close(self) -> None:
+        """Closes the client (leases revoked, waits end with ``Closed``). Idempotent."""
+        await _run(self._n.close())
+
+    @property
+    def closed(self) -> bool:
+        return self._n.is_closed()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def lock(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None) -> "AsyncLock":
+        """A handle on the lock ``name`` (nothing is sent). ``timeout`` applies to
+        ``async with``."""
+        n = _args.to_bytes(name, "name")
+        t = _args.ttl(ttl)
+        _args.acquire_timeout(True, timeout)
+        return AsyncLock(self._n.lock(n, t), timeout)
+
+    def lease(self, ttl: int = DEFAULT_TTL) -> "_Grant":
+        """Grants a lease: ``lease = await client.lease(10)``, or ``async with
+        client.lease(10) as lease:`` (revoked on exit)."""
+        return _Grant(self._n, _args.ttl(ttl))
+
+    async def put(
+        self,
+        key: BytesLike,
+        value: BytesLike,
+        lease: Optional["AsyncLease"] = None,
+        if_held: Optional["AsyncLock"] = None,
+    ) -> int:
+        """Like ``Client.put``: returns the revision; with ``if_held``, ``NotHeld`` and nothing
+        written unless that lock is held."""
+        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value", allow_empty=True)
+        if lease is not None and not isinstance(lease, AsyncLease):
+            raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
+        if if_held is not None and not isinstance(if_held, AsyncLock):
+            raise TypeError(f"if_held must be an etcdlock.AsyncLock, not {type(if_held).__name__}")
+        nl = lease._n if lease is not None else None
+        nh = if_held._n if if_held is not None else None
+        revision: int = await _run(self._n.put(k, v, nl, nh))
+        return revision
+
+    async def get(self, key: BytesLike) -> Optional[bytes]:
+        """The value at ``key``, or None."""
+        value: Optional[bytes] = await _run(self._n.get(_args.to_bytes(key, "key")))
+        return value
+
+    async def delete(self, key: BytesLike) -> bool:
+        """Deletes ``key``; returns whether it existed."""
+        existed: bool = await _run(self._n.delete(_args.to_bytes(key, "key")))
+        return existed
+
+    def watch(self, key: BytesLike, *, prefix: bool = False, start_revision: Optional[int] = None) -> "AsyncWatch":
+        """An async iterator of ``WatchEvent``. The watch starts at ``async with`` (or the first
+        ``__anext__``); changes from then on (or from ``start_revision``) are delivered."""
+        k = _args.to_bytes(key, "key", allow_empty=True)
+        p = _args.flag(prefix, "prefix")
+        if not k and not p:
+            raise ValueError("key must not be empty (use prefix=True with an empty key to watch everything)")
+        return AsyncWatch(self._n.watch(k, p, _args.start_revision(start_revision)))
+
+
+class AsyncLock:
+    """The asyncio lock: ``await acquire()``, ``await release()``, ``async with``."""
+
+    def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
+        self._n = native
+        self._timeout = timeout
+        self._lost = LostCallbacks()
+        self._port: Optional[LoopPort] = None
+
+    async def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        """Like ``Lock.acquire``. Cancelling the awaiting task leaves the queue."""
+        t = _args.acquire_timeout(blocking, timeout)
+        ok: bool = await _run_cancellable(self._n.acquire(t))
+        if ok:
+            self._port = loop_port()
+            self._lost.new_epoch()
+            self._lost.arm(self._loop_port, self._n.watch_lost)
+        return ok
+
+    async def release(self) -> None:
+        """Releases the lock; ``NotHeld`` if not held."""
+        await _run(self._n.release())
+
+    def is_held(self) -> bool:
+        """Cheap local check: held, and neither released nor known lost."""
+        return self._n.is_held()
+
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """The lock key's create revision while held (increases with every holder), else None."""
+        return self._n.fencing_token()
+
+    @property
+    def key(self) -> Optional[bytes]:
+        """The queue key of the latest acquisition (None before the first)."""
+        return self._n.key()
+
+    @property
+    def name(self) -> bytes:
+        return self._n.name
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """Why the latest acquisition was lost, or None."""
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` once when the held lock is lost, on the event loop that
+        acquired it (a coroutine function's result is scheduled as a task)."""
+        self._lost.add(callback, self._loop_port, self._n.watch_lost)
+
+    def _loop_port(self) -> LoopPort:
+        try:
+            return loop_port()
+        except RuntimeError:
+            if self._port is None:
+                raise RuntimeError("on_lost needs a running event loop (or a lock acquired on one)") from None
+            return self._port
+
+    async def __aenter__(self) -> "AsyncLock":
+        if not await self.acquire(timeout=self._timeout):
+            raise LockTimeout(f"timed out after {self._timeout} s waiting for lock {self.name!r}")
+        return self
+
+    async def __aexit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        try:
+            await self.release()
+        except NotHeld as e:
+            if exc_type is None:
+                raise LockLost(f"the lock was lost before the end of the async with block ({self.lost_reason})") from e
+
+
+class AsyncLease:
+    """A lease kept alive in the background; ``async with`` revokes it on exit."""
+
+    def __init__(self, native: "_native.Lease") -> None:
+        self._n = native
+        self._lost = LostCallbacks()
+        self._port: LoopPort = loop_port()
+
+    @property
+    def id(self) -> int:
+        return self._n.id
+
+    @property
+    def ttl(self) -> int:
+        """The TTL the server granted, in seconds."""
+        return self._n.ttl
+
+    def is_alive(self) -> bool:
+        """Cheap local check: not lost, and the conservative local deadline has not passed."""
+        return self._n.is_alive()
+
+    def remaining(self) -> float:
+        """Seconds before the local deadline (0 once lost)."""
+        return self._n.remaining()
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` once when the lease is lost, on its event loop."""
+        self._lost.add(callback, lambda: self._port, self._n.watch_lost)
+
+    async def revoke(self) -> None:
+        """Revokes the lease, deleting the keys attached to it. Idempotent."""
+        await _run(self._n.revoke())
+
+    async def __aenter__(self) -> "AsyncLease":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.revoke()
+
+
+class _Grant:
+    """``await client.lease(ttl)`` or ``async with client.lease(ttl) as lease``."""
+
+    def __init__(self, client: "_native.Client", ttl: int) -> None:
+        self._client, self._ttl = client, ttl
+        self._lease: Optional[AsyncLease] = None
+
+    async def _grant(self) -> AsyncLease:
+        return AsyncLease(await _run(self._client.lease(self._ttl)))
+
+    def __await__(self) -> Generator[Any, None, AsyncLease]:
+        return self._grant().__await__()
+
+    async def __aenter__(self) -> AsyncLease:
+        self._lease = await self._grant()
+        return self._lease
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._lease is not None:
+            await self._lease.revoke()
+
+
+class AsyncWatch:
+    """An async iterator of ``WatchEvent``; ``close()`` (or ``await aclose()``) ends it."""
+
+    def __init__(self, native: "_native.Watch") -> None:
+        self._n = native
+        # Events whose __anext__ was cancelled after the event arrived: delivered next.
+        self._kept: Deque[Any] = deque()
+
+    async def start(self) -> "AsyncWatch":
+        """Creates the watch and waits for etcd's confirmation (else the first read does)."""
+        await _run(self._n.start())
+        return self
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        t = self._kept.popleft() if self._kept else await _run_cancellable(self._n.next(), self._keep)
+        if t is None:
+            raise StopAsyncIteration
+        return WatchEvent(*t)
+
+    def _keep(self, t: Any) -> None:
+        if t is not None:
+            self._kept.append(t)
+
+    def close(self) -> None:
+        """Stops the watch; a waiting ``__anext__`` ends the iteration."""
+        self._n.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "AsyncWatch":
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()

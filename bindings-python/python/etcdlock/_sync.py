@@ -1,0 +1,260 @@
+"""The blocking API: ``Client``, ``Lock``, ``Lease``, ``Watch``.
+
+Every blocking call releases the GIL. On the main thread a blocking call wakes every 20 ms so
+that Ctrl-C raises ``KeyboardInterrupt`` promptly; an interrupted ``acquire()`` has left the
+lock queue (its cleanup finished) by the time the exception propagates."""
+
+from types import TracebackType
+from typing import Callable, Iterator, List, Optional, Sequence, Type, Union
+
+from . import _args, _native
+from ._args import BytesLike
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, WatchEvent, refuse_in_event_loop
+from ._errors import LockLost, LockTimeout, NotHeld
+from ._lost import LostCallbacks
+from ._ports import thread_port
+
+
+class Client:
+    """A connection to an etcd cluster, shared by any number of threads.
+
+    ``endpoints`` is a comma-separated string or a list of URLs (``http://host:port``).
+    ``timeout`` (seconds) bounds connecting and each request. Connects (and checks that the
+    cluster answers) before returning: raises ``Unavailable`` if it cannot within ``timeout``.
+    """
+
+    def __init__(
+        self,
+        endpoints: Union[str, Sequence[str]],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> None:
+        eps = _args.endpoints(endpoints)
+        t = _args.seconds(timeout, "timeout")
+        user, password = _args.credentials(user, password)
+        self._n = _native.Client(eps, t, user, password)
+        self._n.connect().wait()
+
+    def close(self) -> None:
+        """Closes the client: its leases are revoked (so its locks are released), and every
+        call, including waiting acquires, raises ``Closed`` from now on. Idempotent."""
+        self._n.close().wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._n.is_closed()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lock(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None) -> "Lock":
+        """A handle on the lock ``name`` (nothing is sent yet). Its lease has ``ttl`` seconds.
+        ``timeout`` is how long ``with client.lock(...)`` waits before raising ``LockTimeout``
+        (None: forever)."""
+        n = _args.to_bytes(name, "name")
+        t = _args.ttl(ttl)
+        _args.acquire_timeout(True, timeout)
+        return Lock(self._n.lock(n, t), timeout)
+
+    def lease(self, ttl: int = DEFAULT_TTL) -> "Lease":
+        """Grants a lease of ``ttl`` seconds, kept alive in the background until revoked."""
+        return Lease(self._n.lease(_args.ttl(ttl)).wait())
+
+    def put(
+        self,
+        key: BytesLike,
+        value: BytesLike,
+        lease: Optional["Lease"] = None,
+        if_held: Optional["Lock"] = None,
+    ) -> int:
+        """Writes ``value`` at ``key`` (attached to ``lease`` if given) and returns the write's
+        revision. With ``if_held=lock`` the write happens only while that lock is held (etcd
+        checks it in the same transaction); otherwise ``NotHeld`` is raised and nothing is
+        written."""
+        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value", allow_empty=True)
+        if lease is not None and not isinstance(lease, Lease):
+            raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
+        if if_held is not None and not isinstance(if_held, Lock):
+            raise TypeError(f"if_held must be an etcdlock.Lock, not {type(if_held).__name__}")
+        nl = lease._n if lease is not None else None
+        nh = if_held._n if if_held is not None else None
+        revision: int = self._n.put(k, v, nl, nh).wait()
+        return revision
+
+    def get(self, key: BytesLike) -> Optional[bytes]:
+        """The value at ``key``, or None."""
+        value: Optional[bytes] = self._n.get(_args.to_bytes(key, "key")).wait()
+        return value
+
+    def delete(self, key: BytesLike) -> bool:
+        """Deletes ``key``; returns whether it existed."""
+        existed: bool = self._n.delete(_args.to_bytes(key, "key")).wait()
+        return existed
+
+    def watch(self, key: BytesLike, *, prefix: bool = False, start_revision: Optional[int] = None) -> "Watch":
+        """Watches ``key`` (every key under it with ``prefix=True``). Returns once etcd has
+        confirmed the watch: every change after that (or from ``start_revision``) is delivered,
+        in order, without gaps, across reconnects. Raises ``Compacted`` if ``start_revision``
+        is no longer available."""
+        k = _args.to_bytes(key, "key", allow_empty=True)
+        p = _args.flag(prefix, "prefix")
+        if not k and not p:
+            raise ValueError("key must not be empty (use prefix=True with an empty key to watch everything)")
+        n = self._n.watch(k, p, _args.start_revision(start_revision))
+        n.start().wait()
+        return Watch(n)
+
+
+class Lock:
+    """A distributed lock, used like ``threading.Lock``.
+
+    Any number of threads may call ``acquire()`` on one ``Lock``: each queues in etcd (first
+    come, first served) and they exclude each other, as they exclude other processes. The
+    holder calls ``release()`` (from any thread). Also a context manager.
+    """
+
+    def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
+        self._n = native
+        self._timeout = timeout
+        self._lost = LostCallbacks()
+
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        """Waits for the lock; True once held. ``blocking=False`` tries once (False if the lock
+        is held or has waiters); ``timeout`` (seconds; None or -1 = forever) returns False when
+        it passes. Raises ``Closed`` if the client is closed meanwhile, ``LockLost`` if the
+        lease is lost while waiting."""
+        t = _args.acquire_timeout(blocking, timeout)
+        if t != 0:
+            refuse_in_event_loop("Lock.acquire()")
+        ok: bool = self._n.acquire(t).wait()
+        if ok:
+            self._lost.new_epoch()
+            self._lost.arm(thread_port, self._n.watch_lost)
+        return ok
+
+    def release(self) -> None:
+        """Releases the lock (a fenced delete: never a later holder's key). Raises ``NotHeld``
+        if it is not held (never acquired, released, or lost)."""
+        self._n.release().wait()
+
+    def is_held(self) -> bool:
+        """Cheap local check: held, and neither released nor known lost (the lease's
+        conservative local deadline has not passed)."""
+        return self._n.is_held()
+
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """The create revision of the lock key while held (increases with every holder), else
+        None. Pass it to resources that must reject stale holders."""
+        return self._n.fencing_token()
+
+    @property
+    def key(self) -> Optional[bytes]:
+        """The queue key of the latest acquisition (None before the first)."""
+        return self._n.key()
+
+    @property
+    def name(self) -> bytes:
+        return self._n.name
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """Why the latest acquisition was lost ("expired", "revoked", "key_deleted",
+        "closed"), or None."""
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` once when the held lock is lost (not when released), on
+        etcdlock's callback thread. Stays registered for later acquisitions. If the lock is
+        already lost, the callback runs soon."""
+        self._lost.add(callback, thread_port, self._n.watch_lost)
+
+    def __enter__(self) -> "Lock":
+        if not self.acquire(timeout=self._timeout):
+            raise LockTimeout(f"timed out after {self._timeout} s waiting for lock {self.name!r}")
+        return self
+
+    def __exit__(
+        self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]
+    ) -> None:
+        try:
+            self.release()
+        except NotHeld as e:
+            if exc_type is None:  # the body ran to the end, but not (all of it) under the lock
+                raise LockLost(f"the lock was lost before the end of the with block ({self.lost_reason})") from e
+
+
+class Lease:
+    """A lease kept alive in the background. A context manager that revokes it on exit."""
+
+    def __init__(self, native: "_native.Lease") -> None:
+        self._n = native
+        self._lost = LostCallbacks()
+
+    @property
+    def id(self) -> int:
+        return self._n.id
+
+    @property
+    def ttl(self) -> int:
+        """The TTL the server granted, in seconds."""
+        return self._n.ttl
+
+    def is_alive(self) -> bool:
+        """Cheap local check: not lost, and the conservative local deadline has not passed."""
+        return self._n.is_alive()
+
+    def remaining(self) -> float:
+        """Seconds before the local deadline (0 once lost)."""
+        return self._n.remaining()
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` once when the lease is lost (``"revoked"`` included), on
+        etcdlock's callback thread."""
+        self._lost.add(callback, thread_port, self._n.watch_lost)
+
+    def revoke(self) -> None:
+        """Revokes the lease, deleting the keys attached to it. Idempotent."""
+        self._n.revoke().wait()
+
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.revoke()
+
+
+class Watch:
+    """An iterator of ``WatchEvent``; ``close()`` ends it."""
+
+    def __init__(self, native: "_native.Watch") -> None:
+        self._n = native
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        return self
+
+    def __next__(self) -> WatchEvent:
+        refuse_in_event_loop("iterating a Watch")
+        t = self._n.next().wait()
+        if t is None:
+            raise StopIteration
+        return WatchEvent(*t)
+
+    def close(self) -> None:
+        """Stops the watch (also from another thread: a waiting iteration ends)."""
+        self._n.close()
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,232 @@
+//! The client handle shared by the sync and async Python clients.
+//!
+//! It connects lazily (once, on first use) so that `AsyncClient(...)` can be constructed
+//! without blocking; the sync `Client` connects in its constructor.
+
+use crate::errors::{closed, IntoPy};
+use crate::lease::NativeLease;
+use crate::lock::NativeLock;
+use crate::op::{value, Op};
+use crate::watch::NativeWatch;
+use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Result};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+pub struct ClientInner {
+    endpoints: Vec<String>,
+    opts: ClientOptions,
+    client: OnceCell<Client>,
+    /// Set by `close()`, also before (or while) the connection is made.
+    closed: AtomicBool,
+    pub pid: u32,
+}
+
+impl ClientInner {
+    /// Errors in a forked child and after close.
+    pub fn check(&self) -> Result<()> {
+        runtime::check_pid(self.pid)?;
+        if self.closed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        Ok(())
+    }
+
+    /// The connected core client, connecting on first use.
+    pub async fn get(self: &Arc<Self>) -> Result<Client> {
+        self.check()?;
+        let c = self
+            .client
+            .get_or_try_init(|| async {
+                let c = Client::connect(self.endpoints.clone(), self.opts.clone()).await?;
+                register(self);
+                Ok::<_, Error>(c)
+            })
+            .await?
+            .clone();
+        if self.closed.load(Ordering::Acquire) {
+            c.close().await; // close() ran while we were connecting
+            return Err(closed());
+        }
+        Ok(c)
+    }
+
+    /// The core client if already connected.
+    pub fn connected(&self) -> Option<&Client> {
+        self.client.get()
+    }
+}
+
+/// Every client this binding connected in this process, for `close_all` at exit.
+/// Weak: a client dropped without `close()` must not be kept alive by this list.
+static CLIENTS: std::sync::Mutex<Vec<std::sync::Weak<ClientInner>>> = std::sync::Mutex::new(Vec::new());
+
+fn register(inner: &Arc<ClientInner>) {
+    let mut all = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|w| w.strong_count() > 0);
+    all.push(Arc::downgrade(inner));
+}
+
+/// Closes every client of this process at once, within about `timeout`.
+///
+/// The core's `runtime::shutdown` closes clients one after another: closing the first can
+/// free a lock that a waiter on a later client then starts to take, and that waiter's
+/// requests are cut off a moment later when its own client closes (etcd 3.5.1 crashes on
+/// some cut-off reads, etcd-io/etcd#14110). Cancelling every client together avoids both.
+pub fn close_all(timeout: Duration) {
+    let pid = runtime::current_pid();
+    let clients: Vec<Client> = std::mem::take(&mut *CLIENTS.lock().unwrap_or_else(|p| p.into_inner()))
+        .into_iter()
+        .filter_map(|w| w.upgrade())
+        .filter(|i| i.pid == pid)
+        .filter_map(|i| i.connected().cloned())
+        .filter(|c| !c.is_closed())
+        .collect();
+    if clients.is_empty() || !runtime::runtime_started() {
+        return;
+    }
+    let _ = runtime::block_on(async move {
+        let closing: Vec<_> = clients.into_iter().map(|c| tokio::spawn(async move { c.close().await })).collect();
+        let _ = tokio::time::timeout(timeout, async {
+            for c in closing {
+                let _ = c.await;
+            }
+        })
+        .await;
+    });
+}
+
+/// Raw bytes as a Python `bytes`.
+pub fn bytes_value(v: Vec<u8>) -> crate::op::Outcome {
+    Ok(Box::new(move |py| Ok(PyBytes::new(py, &v).into_any().unbind())))
+}
+
+#[pyclass(frozen, name = "Client", module = "etcdlock._native")]
+pub struct NativeClient {
+    pub inner: Arc<ClientInner>,
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Arguments are checked by the Python wrapper; nothing is sent until `connect()` runs.
+    #[new]
+    #[pyo3(signature = (endpoints, timeout, user=None, password=None))]
+    fn new(endpoints: Vec<String>, timeout: f64, user: Option<String>, password: Option<String>) -> PyResult<Self> {
+        let timeout = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| pyo3::exceptions::PyValueError::new_err("timeout must be a positive number of seconds"))?;
+        let opts = ClientOptions {
+            connect_timeout: timeout,
+            request_timeout: timeout,
+            user: user.zip(password),
+            ..ClientOptions::default()
+        };
+        let pid = runtime::current_pid();
+        Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), pid }) })
+    }
+
+    fn connect(&self) -> Op {
+        let inner = self.inner.clone();
+        Op::new(async move {
+            inner.get().await?;
+            value(())
+        })
+    }
+
+    /// Closes the client: every lease revoked (bounded), every wait ends with `Closed`.
+    fn close(&self) -> Op {
+        if let Err(e) = runtime::check_pid(self.inner.pid) {
+            return Op::fail(e);
+        }
+        self.inner.closed.store(true, Ordering::Release);
+        let client = self.inner.connected().cloned();
+        Op::new(async move {
+            if let Some(c) = client {
+                c.close().await;
+            }
+            value(())
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    fn check(&self) -> PyResult<()> {
+        self.inner.check().py()
+    }
+
+    /// Writes `value` at `key`; returns the revision. With `if_held`, only while that lock is
+    /// held (checked by etcd in the same transaction), else `NotHeld` and nothing written.
+    #[pyo3(signature = (key, value, lease=None, if_held=None))]
+    fn put(&self, key: &[u8], value: &[u8], lease: Option<&NativeLease>, if_held: Option<&NativeLock>) -> Op {
+        let (inner, key, val) = (self.inner.clone(), key.to_vec(), value.to_vec());
+        let lease = lease.map(|l| l.lease.clone());
+        let guard = match if_held.map(|l| l.held_guard()) {
+            None => None,
+            Some(Ok(Some(g))) => Some(g),
+            Some(Ok(None)) => return Op::fail(Error::new(ErrorKind::NotHeld, "if_held: the lock is not held")),
+            Some(Err(e)) => return Op::fail(e),
+        };
+        Op::new(async move {
+            let client = inner.get().await?;
+            let revision = match guard {
+                Some(g) => {
+                    let op = TxnOp::Put { key, value: val, lease: lease.as_ref().map_or(0, |l| l.id()) };
+                    g.txn(&[op]).await?
+                }
+                None => client.put(&key, &val, lease.as_ref()).await?,
+            };
+            crate::op::value(revision)
+        })
+    }
+
+    /// The value at `key`, or None.
+    fn get(&self, key: &[u8]) -> Op {
+        let (inner, key) = (self.inner.clone(), key.to_vec());
+        Op::new(async move {
+            let client = inner.get().await?;
+            match client.get(&key).await? {
+                Some(kv) => bytes_value(kv.value),
+                None => value(None::<()>),
+            }
+        })
+    }
+
+    /// Deletes `key`; whether it existed.
+    fn delete(&self, key: &[u8]) -> Op {
+        let (inner, key) = (self.inner.clone(), key.to_vec());
+        Op::new(async move {
+            let client = inner.get().await?;
+            value(client.delete(&key).await?)
+        })
+    }
+
+    /// Grants a lease kept alive in the background.
+    fn lease(&self, ttl: i64) -> Op {
+        let inner = self.inner.clone();
+        Op::new(async move {
+            let client = inner.get().await?;
+            let lease = client.lease(ttl).await?;
+            let native = NativeLease::new(inner, lease);
+            Ok(Box::new(move |py: Python<'_>| Ok(Py::new(py, native)?.into_any())) as crate::op::Convert)
+        })
+    }
+
+    /// A lock handle; sends nothing.
+    fn lock(&self, name: &[u8], ttl: i64) -> PyResult<NativeLock> {
+        self.inner.check().py()?;
+        // When connected, the core checks name and TTL right here; otherwise on first use.
+        let mutex = self.inner.connected().map(|c| c.mutex(name.to_vec(), ttl)).transpose().py()?;
+        Ok(NativeLock::new(self.inner.clone(), name.to_vec(), ttl, mutex))
+    }
+
+    /// A watch handle; it starts (is confirmed by etcd) with `start()` or the first `next()`.
+    #[pyo3(signature = (key, prefix=false, start_revision=None))]
+    fn watch(&self, key: &[u8], prefix: bool, start_revision: Option<i64>) -> PyResult<NativeWatch> {
+        self.inner.check().py()?;
+        Ok(NativeWatch::new(self.inner.clone(), key.to_vec(), prefix, start_revision))
+    }
+}

@@ -1,0 +1,205 @@
+//! A lock handle in the style of `threading.Lock`: one object, any number of threads or tasks
+//! acquiring it (each acquisition queues in etcd; they exclude each other), and at most one
+//! holding acquisition at a time, which `release()` releases from whichever thread.
+
+use crate::bridge::Bridge;
+use crate::client::{bytes_value, ClientInner};
+use crate::errors::IntoPy;
+use crate::op::{value, Op, Undo};
+use etcdlock::{runtime, CancellationToken, Error, ErrorKind, LockGuard, LockOptions, LostSignal, Mutex, Result};
+use pyo3::prelude::*;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::OnceCell;
+
+struct Shared {
+    client: Arc<ClientInner>,
+    name: Vec<u8>,
+    ttl: i64,
+    mutex: OnceCell<Arc<Mutex>>,
+    state: std::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    held: Option<Held>,
+    /// The latest acquisition, held or not (for `key` and `lost_reason`).
+    last: Option<Arc<LockGuard>>,
+}
+
+/// The holding acquisition, and the token that stops its lost-callback watcher.
+struct Held {
+    guard: Arc<LockGuard>,
+    stop: CancellationToken,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // Released or replaced: its watcher must not report the guard's end as a loss.
+        self.stop.cancel();
+    }
+}
+
+impl Shared {
+    async fn mutex(&self) -> Result<Arc<Mutex>> {
+        let client = self.client.get().await?;
+        let m = self.mutex.get_or_try_init(|| async { client.mutex(self.name.clone(), self.ttl).map(Arc::new) }).await?;
+        Ok(m.clone())
+    }
+
+    fn set_held(&self, guard: Arc<LockGuard>) {
+        let mut st = self.state.lock().unwrap();
+        st.last = Some(guard.clone());
+        // A previous acquisition still stored here was lost (acquisitions exclude each other).
+        st.held = Some(Held { guard, stop: CancellationToken::new() });
+    }
+
+    /// Takes the holding acquisition out if it is `guard` (or any, when None).
+    fn take_held(&self, guard: Option<&Arc<LockGuard>>) -> Option<Held> {
+        let mut st = self.state.lock().unwrap();
+        match (&st.held, guard) {
+            (Some(h), Some(g)) if !Arc::ptr_eq(&h.guard, g) => None,
+            _ => st.held.take(),
+        }
+    }
+}
+
+#[pyclass(frozen, name = "Lock", module = "etcdlock._native")]
+pub struct NativeLock {
+    shared: Arc<Shared>,
+}
+
+impl NativeLock {
+    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, mutex: Option<Mutex>) -> Self {
+        let cell = match mutex {
+            Some(m) => OnceCell::new_with(Some(Arc::new(m))),
+            None => OnceCell::new(),
+        };
+        NativeLock { shared: Arc::new(Shared { client, name, ttl, mutex: cell, state: Default::default() }) }
+    }
+
+    fn check(&self) -> Result<()> {
+        runtime::check_pid(self.shared.client.pid)
+    }
+
+    /// The guard of the holding acquisition, for fenced writes.
+    pub fn held_guard(&self) -> Result<Option<Arc<LockGuard>>> {
+        self.check()?;
+        Ok(self.shared.state.lock().unwrap().held.as_ref().map(|h| h.guard.clone()))
+    }
+}
+
+#[pymethods]
+impl NativeLock {
+    /// Queues for the lock. `timeout`: None waits forever, 0 tries once. Resolves to True, or
+    /// False when it timed out or (try once) the lock was busy.
+    #[pyo3(signature = (timeout=None))]
+    fn acquire(&self, timeout: Option<f64>) -> PyResult<Op> {
+        self.check().py()?;
+        let timeout = timeout.map(Duration::try_from_secs_f64).transpose().map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err("timeout must be a non-negative number of seconds")
+        })?;
+        let (shared, cancel) = (self.shared.clone(), CancellationToken::new());
+        // The acquisition this op made, for undoing it if the caller gave up meanwhile.
+        let made: Arc<std::sync::Mutex<Option<Arc<LockGuard>>>> = Default::default();
+        let fut = {
+            let (shared, cancel, made) = (shared.clone(), cancel.clone(), made.clone());
+            async move {
+                let mutex = shared.mutex().await?;
+                let opts = LockOptions { timeout, cancel: Some(cancel.clone()) };
+                match mutex.lock_with(opts).await {
+                    Ok(guard) if cancel.is_cancelled() => {
+                        let _ = guard.release().await;
+                        Err(Error::new(ErrorKind::Cancelled, "lock acquisition cancelled"))
+                    }
+                    Ok(guard) => {
+                        let guard = Arc::new(guard);
+                        *made.lock().unwrap() = Some(guard.clone());
+                        shared.set_held(guard);
+                        value(true)
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => value(false),
+                    Err(e) if e.kind() == ErrorKind::Timeout && timeout.is_some() => value(false),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        let undo: Undo = Box::new(move || {
+            Box::pin(async move {
+                let guard = made.lock().unwrap().take();
+                if let Some(g) = guard {
+                    drop(shared.take_held(Some(&g)));
+                    let _ = g.release().await;
+                }
+            })
+        });
+        Ok(Op::cancellable(fut, cancel, Some(undo)))
+    }
+
+    /// Releases the holding acquisition (fenced). `NotHeld` if there is none, or it was lost.
+    fn release(&self) -> Op {
+        if let Err(e) = self.check() {
+            return Op::fail(e);
+        }
+        let Some(held) = self.shared.take_held(None) else {
+            return Op::fail(Error::new(ErrorKind::NotHeld, "the lock is not held"));
+        };
+        Op::new(async move {
+            let r = held.guard.release().await;
+            drop(held); // after release: a loss it discovers still reaches on_lost callbacks
+            r?;
+            value(())
+        })
+    }
+
+    /// Cheap local check: an acquisition holds it, not released, not known lost.
+    fn is_held(&self) -> PyResult<bool> {
+        Ok(self.held_guard().py()?.is_some_and(|g| g.is_held()))
+    }
+
+    /// The holding acquisition's fencing token, or None.
+    fn fencing_token(&self) -> PyResult<Option<i64>> {
+        Ok(self.held_guard().py()?.filter(|g| g.is_held()).map(|g| g.fencing_token()))
+    }
+
+    /// The latest acquisition's queue key, or None before the first.
+    fn key(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.check().py()?;
+        let key = self.shared.state.lock().unwrap().last.as_ref().map(|g| g.key().to_vec());
+        key.map(|k| bytes_value(k).py().and_then(|c| c(py))).transpose()
+    }
+
+    /// Why the latest acquisition was lost, or None.
+    fn lost_reason(&self) -> PyResult<Option<&'static str>> {
+        self.check().py()?;
+        Ok(self.shared.state.lock().unwrap().last.as_ref().and_then(|g| g.lost_reason()).map(|r| r.as_str()))
+    }
+
+    #[getter]
+    fn name(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        bytes_value(self.shared.name.clone()).py().and_then(|c| c(py))
+    }
+
+    /// Reports on `bridge` under `id` when the holding acquisition is lost: the reason, or
+    /// None once it ended otherwise (released, replaced). False when nothing is held.
+    fn watch_lost(&self, bridge: &Bridge, id: u64) -> PyResult<bool> {
+        self.check().py()?;
+        let st = self.shared.state.lock().unwrap();
+        let Some(held) = st.held.as_ref() else { return Ok(false) };
+        spawn_lost_watcher(held.guard.lost(), held.stop.clone(), bridge, id);
+        Ok(true)
+    }
+}
+
+/// Waits for a lost signal in the background; holds no Python object.
+pub fn spawn_lost_watcher(signal: LostSignal, stop: CancellationToken, bridge: &Bridge, id: u64) {
+    let sink = bridge.sink(id);
+    runtime::spawn(async move {
+        let reason = tokio::select! {
+            biased;
+            _ = stop.cancelled() => None,
+            r = signal.wait() => Some(r.as_str()),
+        };
+        sink.send(value(reason));
+    });
+}

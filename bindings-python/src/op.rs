@@ -1,0 +1,193 @@
+//! One call into the core, run either blocking (sync API) or handed to an asyncio loop
+//! (async API). Native methods build an `Op`; the Python wrapper picks the calling convention.
+//!
+//! Either way the future runs on the core's one runtime, and no Python object goes into it:
+//! the outcome is a Rust closure that builds the Python value later, on a Python thread.
+
+use crate::bridge::Bridge;
+use crate::errors::to_py;
+use etcdlock::{runtime, CancellationToken, Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// Builds the Python result; runs with the GIL, on the thread that receives the outcome.
+pub type Convert = Box<dyn FnOnce(Python<'_>) -> PyResult<Py<PyAny>> + Send>;
+pub type Outcome = Result<Convert, Error>;
+pub type BoxFut = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+/// Undoes a success that arrived after the caller gave up (Ctrl-C): e.g. releases the lock.
+pub type Undo = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// The process whose exit hook shut the runtime down (0: none).
+pub static SHUT_DOWN: AtomicU32 = AtomicU32::new(0);
+
+/// How often a blocked main thread wakes up to let Python run signal handlers (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+/// A Python value for an outcome.
+pub fn value<T>(v: T) -> Outcome
+where
+    T: for<'py> IntoPyObject<'py> + Send + 'static,
+{
+    Ok(Box::new(move |py| v.into_py_any(py)))
+}
+
+/// A call not yet started. Single use.
+#[pyclass(frozen, module = "etcdlock._native")]
+pub struct Op {
+    fut: Mutex<Option<BoxFut>>,
+    cancel: Option<CancellationToken>,
+    undo: Mutex<Option<Undo>>,
+}
+
+impl Op {
+    pub fn new(fut: impl Future<Output = Outcome> + Send + 'static) -> Op {
+        Op { fut: Mutex::new(Some(Box::pin(fut))), cancel: None, undo: Mutex::new(None) }
+    }
+
+    /// An op that stops early when `cancel` fires; `undo` reverts a success nobody will see.
+    pub fn cancellable(fut: impl Future<Output = Outcome> + Send + 'static, cancel: CancellationToken, undo: Option<Undo>) -> Op {
+        Op { fut: Mutex::new(Some(Box::pin(fut))), cancel: Some(cancel), undo: Mutex::new(undo) }
+    }
+
+    /// An op that fails at once (checks that need no I/O still report through the op, so
+    /// both calling conventions raise them the same way).
+    pub fn fail(e: Error) -> Op {
+        Op::new(async move { Err(e) })
+    }
+
+    pub(crate) fn take(&self) -> PyResult<BoxFut> {
+        if SHUT_DOWN.load(Ordering::Acquire) == runtime::current_pid() {
+            // After the exit hook: fail instead of starting a fresh runtime while Python exits.
+            return Err(to_py(runtime_gone()));
+        }
+        self.fut.lock().unwrap().take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("operation already started"))
+    }
+}
+
+#[pymethods]
+impl Op {
+    /// Runs the call, blocking this thread with the GIL released.
+    ///
+    /// On the main thread the future is polled right here (`Handle::block_on`): the reply
+    /// wakes this thread directly, one thread hop fewer than spawn-and-notify, and the thread
+    /// wakes every 20 ms to run signal handlers. When one raises (Ctrl-C), a cancellable call is
+    /// cancelled and its cleanup awaited before the exception propagates. Other threads (which
+    /// get no signals) hand the future to the runtime and sleep until it is done, so that no
+    /// tokio timer is ever polled from a thread that may outlive the runtime at exit.
+    fn wait(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut fut = self.take()?;
+        runtime::check_not_in_runtime().map_err(to_py)?;
+        if !is_main_thread() {
+            let slot = Arc::new(Slot::default());
+            let fill = Fill::new(&slot);
+            runtime::spawn(async move { fill.set(fut.await) });
+            let outcome = py.detach(|| slot.wait());
+            return outcome.map_err(to_py).and_then(|convert| convert(py));
+        }
+        let handle = runtime::handle();
+        loop {
+            let step = py.detach(|| handle.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut fut).await.ok() }));
+            if let Some(outcome) = step {
+                return outcome.map_err(to_py).and_then(|convert| convert(py));
+            }
+            if let Err(interrupt) = py.check_signals() {
+                if let Some(cancel) = &self.cancel {
+                    cancel.cancel();
+                    let outcome = py.detach(|| handle.block_on(fut));
+                    let undo = self.undo.lock().unwrap().take();
+                    if let (Ok(_), Some(undo)) = (outcome, undo) {
+                        py.detach(|| handle.block_on(undo()));
+                    }
+                }
+                return Err(interrupt);
+            }
+        }
+    }
+
+    /// Runs the call on the core runtime; its outcome is queued on `bridge` under `id`.
+    fn submit(&self, bridge: &Bridge, id: u64) -> PyResult<()> {
+        let fut = self.take()?;
+        let sink = bridge.sink(id);
+        runtime::spawn(async move { sink.send(fut.await) });
+        Ok(())
+    }
+
+    /// Cancels a cancellable call (a no-op for others); its outcome still arrives.
+    fn cancel(&self) {
+        if let Some(c) = &self.cancel {
+            c.cancel();
+        }
+    }
+
+    /// For the async API: the undo step of a success that arrived after `cancel()`.
+    fn undo(&self) -> Option<Op> {
+        let undo = self.undo.lock().unwrap().take()?;
+        Some(Op::new(async move {
+            undo().await;
+            value(())
+        }))
+    }
+}
+
+/// Linux: the main thread's thread id is the process id.
+fn is_main_thread() -> bool {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    (unsafe { libc::syscall(libc::SYS_gettid) }) as u32 == std::process::id()
+}
+
+/// A one-shot result slot a blocked (non-main) Python thread waits on.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<Option<Outcome>>,
+    cv: Condvar,
+}
+
+impl Slot {
+    fn wait(&self) -> Outcome {
+        let mut state = self.state.lock().unwrap();
+        loop {
+            if let Some(o) = state.take() {
+                return o;
+            }
+            state = self.cv.wait(state).unwrap();
+        }
+    }
+
+    fn put(&self, outcome: Outcome) {
+        *self.state.lock().unwrap() = Some(outcome);
+        self.cv.notify_all();
+    }
+}
+
+/// The sending side. Dropped unfilled (the runtime shut down under the task), it reports
+/// `Closed`, so no thread waits forever.
+struct Fill(Option<Arc<Slot>>);
+
+impl Fill {
+    fn new(slot: &Arc<Slot>) -> Fill {
+        Fill(Some(slot.clone()))
+    }
+
+    fn set(mut self, outcome: Outcome) {
+        if let Some(slot) = self.0.take() {
+            slot.put(outcome);
+        }
+    }
+}
+
+impl Drop for Fill {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.put(Err(runtime_gone()));
+        }
+    }
+}
+
+pub fn runtime_gone() -> Error {
+    Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")
+}
