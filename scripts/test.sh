@@ -17,3 +17,6 @@ bash bindings-c/test.sh
 
 echo "== Node"
 bash bindings-node/test.sh
+
+echo "== Python"
+bash bindings-python/test.sh
