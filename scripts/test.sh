@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every test suite, against real etcd servers that the suites start themselves.
-# This is the README's test command, and exactly what .ci/run runs.
+# This is the README's test command, and exactly what .ci/run runs. Everything is built once in
+# the release profile (cargo test, the C library, the Node addon and the Python wheel share
+# target/release), then each binding's suite runs against it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-deps.sh
@@ -20,3 +22,9 @@ bash bindings-node/test.sh
 
 echo "== Python"
 bash bindings-python/test.sh
+
+echo "== Conformance: every binding names every scenario that applies to it"
+python3 tests/conformance/check.py
+
+echo "== The demo (all four languages, every episode; exits non-zero if a check fails)"
+./demo.sh --duration 20
