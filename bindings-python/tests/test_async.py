@@ -71,6 +71,7 @@ def test_many_tasks_one_client(etcd, prefix):
     run(main())
 
 
+# covers: LOCK-CANCEL-001
 def test_cancel_waiting_acquire_removes_queue_key(etcd, prefix):
     async def main():
         async with etcdlock.AsyncClient(etcd.endpoints) as client:

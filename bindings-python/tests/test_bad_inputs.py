@@ -25,6 +25,8 @@ def _sync_cases(client, prefix):
         (lambda: client.lock("", ttl=5), ValueError),
         (lambda: client.lock(b"", ttl=5), ValueError),
         (lambda: client.lock(f"{prefix}/trailing/", ttl=5), ValueError),
+        (lambda: client.lock(f"{prefix}/nul\0name", ttl=5), ValueError),
+        (lambda: client.lock(f"{prefix}/nul\0name".encode(), ttl=5), ValueError),
         (lambda: client.lock(f"{prefix}/n", ttl=0), ValueError),
         (lambda: client.lock(f"{prefix}/n", ttl=-3), ValueError),
         (lambda: client.lock(f"{prefix}/n", ttl=True), TypeError),
@@ -60,6 +62,7 @@ def _sync_cases(client, prefix):
     ]
 
 
+# covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-BADKEY-001, ERR-TYPE-001
 def test_sync_bad_inputs(client, prefix, nothing_sent):
     for i, (call, exc) in enumerate(_sync_cases(client, prefix)):
         with pytest.raises(exc):
@@ -76,6 +79,10 @@ def test_sync_bad_inputs(client, prefix, nothing_sent):
         ((42,), {}, TypeError),
         (([b"http://127.0.0.1:2379"],), {}, TypeError),
         (("ftp://127.0.0.1:2379",), {}, ValueError),
+        (("not a url",), {}, ValueError),
+        (("http://",), {}, ValueError),
+        (("http://[::1",), {}, ValueError),
+        (("http://127.0.0.1:2379/path",), {}, ValueError),
         (("http://127.0.0.1:0",), {}, ValueError),
         (("http://127.0.0.1:2379",), {"timeout": 0}, ValueError),
         (("http://127.0.0.1:2379",), {"timeout": -1}, ValueError),
@@ -85,6 +92,7 @@ def test_sync_bad_inputs(client, prefix, nothing_sent):
         (("http://127.0.0.1:2379",), {"user": 1, "password": "p"}, TypeError),
     ],
 )
+# covers: CONN-BADURL-001
 def test_client_bad_arguments(args, kwargs, exc):
     with pytest.raises(exc):
         etcdlock.Client(*args, **kwargs)
@@ -126,6 +134,7 @@ def test_async_bad_inputs(etcd, prefix, nothing_sent):
     asyncio.run(main())
 
 
+# covers: CONN-CLOSED-001
 def test_closed_client_changes_nothing(etcd, prefix, nothing_sent):
     client = etcdlock.Client(etcd.endpoints)
     lock = client.lock(f"{prefix}/l", ttl=5)
@@ -144,3 +153,7 @@ def test_closed_client_changes_nothing(etcd, prefix, nothing_sent):
             call()
     with pytest.raises(etcdlock.NotHeld):
         lock.release()
+    client.close()  # a second close is a no-op
+    assert client.closed
+    with pytest.raises(etcdlock.Closed):
+        client.get(f"{prefix}/k")

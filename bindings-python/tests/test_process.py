@@ -26,6 +26,7 @@ def _spawn(code: str, **env) -> subprocess.Popen:
     )
 
 
+# covers: LOCK-SIGINT-001
 def test_ctrl_c_interrupts_blocking_acquire(client, etcd, prefix):
     holder = client.lock(f"{prefix}/sig", ttl=5)
     assert holder.acquire()
@@ -66,6 +67,7 @@ def test_ctrl_c_interrupts_blocking_acquire(client, etcd, prefix):
     holder.release()
 
 
+# covers: RT-ONE-001
 def test_import_starts_no_threads_and_threads_do_not_grow(etcd, prefix):
     r = run_script(
         textwrap.dedent(
@@ -128,6 +130,7 @@ print("ready", flush=True)
 """
 
 
+# covers: RT-EXIT-001
 def test_interpreter_exit_is_clean_and_frees_locks(etcd, prefix):
     for _ in range(3):
         t0 = time.monotonic()
@@ -184,6 +187,7 @@ print("parent ok", flush=True)
 """
 
 
+# covers: RT-FORK-001
 def test_fork_child_cannot_use_or_release_parent_objects(etcd, prefix):
     r = run_script(FORK_SCRIPT, env_extra={"EP": etcd.endpoints, "P": prefix})
     assert r.returncode == 0, r.stdout + r.stderr
@@ -240,6 +244,7 @@ client.close()
 """
 
 
+# covers: LOCK-MULTIPROC-001
 def test_two_processes_contend_without_overlap(etcd, prefix):
     n = 25
     env = dict(EP=etcd.endpoints, NAME=f"{prefix}/race", COUNTER=f"{prefix}/counter", N=str(n))
@@ -260,7 +265,9 @@ def test_two_processes_contend_without_overlap(etcd, prefix):
     records = sorted(json.loads(line) for out, _ in outs for line in out.split("\n") if line)
     assert len(records) == 2 * n
     tokens = [r[0] for r in records]
-    assert tokens == sorted(set(tokens))  # strictly increasing in holding order
+    # Strictly increasing in holding order. A token is the create revision of the holder's
+    # queue key, so this is also FIFO: no one was served before someone queued earlier.
+    assert tokens == sorted(set(tokens))
     for prev, nxt in zip(records, records[1:]):
         assert nxt[1] >= prev[2], "two holders overlapped"
     # The guarded read-modify-write lost no update.
@@ -281,6 +288,7 @@ client.close()
 """
 
 
+# covers: LOCK-FIFO-001
 def test_processes_get_the_lock_in_fifo_order(client, etcd, prefix):
     name = f"{prefix}/fifo"
     holder = client.lock(name, ttl=10)
