@@ -241,6 +241,15 @@ impl Client {
         }
     }
 
+    /// One Txn through [`Client::call`].
+    pub(crate) async fn txn(&self, txn: etcd_client::Txn, idempotent: bool) -> Result<etcd_client::TxnResponse> {
+        self.call(None, idempotent, move |mut c| {
+            let txn = txn.clone();
+            async move { c.txn(txn).await }
+        })
+        .await
+    }
+
     /// Like [`Client::call`], but also after `close()`: for cleanup that must finish even when
     /// the client closes under it (deleting a failed waiter's key, revoking a lease).
     pub(crate) async fn call_for_cleanup<T, F, Fut>(&self, deadline: Option<Instant>, f: F) -> Result<T>

@@ -162,14 +162,7 @@ impl LockGuard {
         let txn = Txn::new()
             .when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)])
             .and_then(ops.iter().map(Op::to_txn_op).collect::<Vec<_>>());
-        let resp = self
-            .shared
-            .client
-            .call(None, false, move |mut c| {
-                let txn = txn.clone();
-                async move { c.txn(txn).await }
-            })
-            .await?;
+        let resp = self.shared.client.txn(txn, false).await?;
         if !resp.succeeded() {
             self.shared.lost.set(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));
@@ -216,13 +209,7 @@ impl Shared {
         let txn = Txn::new()
             .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
             .and_then([etcd_client::TxnOp::delete(self.key.clone(), None)]);
-        let resp = self
-            .client
-            .call(None, true, move |mut c| {
-                let txn = txn.clone();
-                async move { c.txn(txn).await }
-            })
-            .await?;
+        let resp = self.client.txn(txn, true).await?;
         Ok(resp.succeeded())
     }
 }

@@ -215,13 +215,7 @@ impl Mutex {
                 .and_then([newest_key(&prefix, None), put])
                 .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only()))])
         };
-        let resp = self
-            .client
-            .call(None, true, move |mut c| {
-                let txn = txn.clone();
-                async move { c.txn(txn).await }
-            })
-            .await?;
+        let resp = self.client.txn(txn, true).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
         let ops = resp.op_responses();
         if resp.succeeded() {

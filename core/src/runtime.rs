@@ -119,15 +119,33 @@ where
     F::Output: Send + 'static,
 {
     check_not_in_runtime()?;
-    let task = spawn(fut);
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    spawn(async move {
-        let _ = tx.send(task.await);
-    });
-    match rx.recv() {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) if e.is_panic() => Err(Error::new(ErrorKind::Internal, format!("etcdlock task panicked: {e}"))),
-        _ => Err(Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")),
+    match park_on(spawn(fut)) {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_panic() => Err(Error::new(ErrorKind::Internal, format!("etcdlock task panicked: {e}"))),
+        Err(_) => Err(Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")),
+    }
+}
+
+/// Polls `fut` on this (non-runtime) thread, parking between polls; the waker unparks it.
+/// Cheaper than a channel plus a forwarding task: one spawn and one wake-up per call.
+fn park_on<F: Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
     }
 }
 
