@@ -25,6 +25,19 @@ use tokio_util::sync::CancellationToken;
 /// A waiter (or holder) starts watching its own key for deletion only after this long.
 pub(crate) const WATCH_OWN_KEY_AFTER: Duration = Duration::from_millis(50);
 
+/// When a waiter re-reads its position while its predecessor watch is new (after the watch
+/// was created). etcd 3.5 reads the start revision of a watch "from now" before it takes the
+/// store lock to register it; a write committing in between makes the watcher "unsynced", and
+/// unsynced watchers get their events only on the store's next 100 ms sync tick. Under write
+/// load that happens to 10-30 % of watches. Past the last delay the watcher has been synced.
+const RECHECK_AFTER: [Duration; 5] = [
+    Duration::from_millis(3),
+    Duration::from_millis(10),
+    Duration::from_millis(25),
+    Duration::from_millis(50),
+    Duration::from_millis(110),
+];
+
 /// How to wait for the lock.
 #[derive(Debug, Clone, Default)]
 pub struct LockOptions {
@@ -294,11 +307,20 @@ impl Mutex {
             // watch's start is closed by re-reading whenever the watch started later.
             let spec = Spec { key: pred.key.clone(), prefix: false, start_revision: 0, prev_kv: false, only_deletes: true };
             let mut sub = hub.subscribe(spec.clone());
+            let mut rechecks: Option<Rechecks> = None;
             loop {
                 tokio::select! {
+                    _ = sleep_until(rechecks.as_ref().and_then(Rechecks::next)) => {
+                        rechecks.as_mut().map(|r| r.done += 1);
+                        pos = self.position(key, my_rev).await?;
+                        if !same_key(&pos.predecessor, &pred) {
+                            break;
+                        }
+                    }
                     msg = sub.rx.recv() => match msg {
                         Some(Msg::Created { revision }) => {
                             backoff.reset();
+                            rechecks = Some(Rechecks { created: Instant::now(), done: 0 });
                             if revision > pos.revision {
                                 pos = self.position(key, my_rev).await?;
                                 if !same_key(&pos.predecessor, &pred) {
@@ -316,6 +338,7 @@ impl Mutex {
                         }
                         Some(Msg::Failed(_)) | None => {
                             // Stream broke: watch again from now; the Created check re-reads.
+                            rechecks = None;
                             tokio::time::sleep(backoff.next_delay()).await;
                             sub = hub.subscribe(spec.clone());
                         }
@@ -359,6 +382,18 @@ impl Mutex {
         if pending.delete(None).await.is_ok() {
             pending.armed = false;
         }
+    }
+}
+
+/// The re-reads still due while a waiter's predecessor watch may be unsynced.
+struct Rechecks {
+    created: Instant,
+    done: usize,
+}
+
+impl Rechecks {
+    fn next(&self) -> Option<Instant> {
+        RECHECK_AFTER.get(self.done).map(|d| self.created + *d)
     }
 }
 
