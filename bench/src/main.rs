@@ -1,4 +1,4 @@
-//! `cargo run --release -p etcdlock-bench [-- --endpoints URLS] [--seconds N] [--rounds N] [--json]`
+//! `cargo run --release -p etcdlock-bench [-- --endpoints URLS] [--seconds N] [--rounds N] [--json] [--only NAME-PART]`
 //!
 //! Measures, in one run against one etcd, etcdlock's mutex next to the minimal raw loop a lock
 //! cycle can take (a put-if-absent Txn with a pre-granted lease, then a Delete):
@@ -16,10 +16,12 @@ struct Args {
     seconds: f64,
     rounds: usize,
     json: bool,
+    /// Run only the workloads whose name contains this (for profiling one of them).
+    only: Option<String>,
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { endpoints: None, seconds: 1.0, rounds: 5, json: false };
+    let mut args = Args { endpoints: None, seconds: 1.0, rounds: 5, json: false, only: None };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -27,8 +29,9 @@ fn parse_args() -> Args {
             "--seconds" => args.seconds = it.next().and_then(|s| s.parse().ok()).expect("--seconds N"),
             "--rounds" => args.rounds = it.next().and_then(|s| s.parse().ok()).filter(|&n| n > 0).expect("--rounds N"),
             "--json" => args.json = true,
+            "--only" => args.only = it.next(),
             "-h" | "--help" => {
-                println!("usage: etcdlock-bench [--endpoints URL[,URL]] [--seconds N] [--rounds N] [--json]");
+                println!("usage: etcdlock-bench [--endpoints URL[,URL]] [--seconds N] [--rounds N] [--json] [--only NAME-PART]");
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?}"),
@@ -51,7 +54,7 @@ async fn bench() {
 
     // Warm the server up (WAL preallocation, first compactions) before anything is timed.
     workloads::run(Workload::RawUncontended, &endpoints, Duration::from_millis(500)).await;
-    let order = [
+    let mut order = vec![
         Workload::RawUncontended,
         Workload::LockUncontended,
         Workload::RawMany(64),
@@ -59,6 +62,9 @@ async fn bench() {
         Workload::LockContended(4),
         Workload::LockContended(16),
     ];
+    if let Some(only) = &args.only {
+        order.retain(|w| w.name().contains(only.as_str()));
+    }
     // Rounds interleave the workloads so that drift in the machine's load hits them alike;
     // each row reports its median round.
     let mut rounds: Vec<Vec<Report>> = order.iter().map(|_| Vec::new()).collect();

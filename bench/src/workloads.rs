@@ -49,30 +49,33 @@ fn unique(tag: &str) -> String {
     format!("bench/{tag}-{}-{}", std::process::id(), etcd_testkit::rand_suffix())
 }
 
-pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
-    match w {
-        Workload::RawUncontended => {
-            let n = raw_loop(endpoints, 1, dur).await;
-            simple("raw uncontended", n, dur)
+impl Workload {
+    pub fn name(&self) -> String {
+        match self {
+            Workload::RawUncontended => "raw uncontended".into(),
+            Workload::LockUncontended => "lock uncontended".into(),
+            Workload::RawMany(tasks) => format!("raw many ({tasks} tasks)"),
+            Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
+            Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
         }
-        Workload::RawMany(tasks) => {
-            let n = raw_loop(endpoints, tasks, dur).await;
-            simple(&format!("raw many ({tasks} tasks)"), n, dur)
-        }
-        Workload::LockUncontended => {
-            let n = lock_many(endpoints, 1, dur).await;
-            simple("lock uncontended", n, dur)
-        }
-        Workload::LockMany(tasks) => {
-            let n = lock_many(endpoints, tasks, dur).await;
-            simple(&format!("lock many ({tasks} tasks)"), n, dur)
-        }
-        Workload::LockContended(clients) => contended(endpoints, clients, dur).await,
     }
 }
 
-fn simple(name: &str, cycles: u64, dur: Duration) -> Report {
-    Report { name: name.into(), cycles_per_sec: cycles as f64 / dur.as_secs_f64(), handoff_p50: None, handoff_p99: None, jain: None }
+pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
+    let cycles = match w {
+        Workload::RawUncontended => raw_loop(endpoints, 1, dur).await,
+        Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur).await,
+        Workload::LockUncontended => lock_many(endpoints, 1, dur).await,
+        Workload::LockMany(tasks) => lock_many(endpoints, tasks, dur).await,
+        Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
+    };
+    Report {
+        name: w.name(),
+        cycles_per_sec: cycles as f64 / dur.as_secs_f64(),
+        handoff_p50: None,
+        handoff_p99: None,
+        jain: None,
+    }
 }
 
 async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
@@ -178,7 +181,7 @@ async fn contended(endpoints: &[String], clients: usize, dur: Duration) -> Repor
     let sum: f64 = counts.iter().sum();
     let sq: f64 = counts.iter().map(|x| x * x).sum();
     Report {
-        name: format!("lock contended ({clients} clients)"),
+        name: Workload::LockContended(clients).name(),
         cycles_per_sec: sum / elapsed.as_secs_f64(),
         handoff_p50: pct(0.5),
         handoff_p99: pct(0.99),

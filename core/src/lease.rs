@@ -23,13 +23,13 @@ pub(crate) struct LeaseState {
     /// before it. Only ever moves forward.
     deadline_nanos: AtomicU64,
     pub lost: LostFlag,
-    /// Acquisitions made on this lease so far (each needs its own queue key).
-    seq: AtomicU64,
+    /// Queue-key numbers in use on this lease (see `Mutex::queue_key`).
+    slots: std::sync::Mutex<std::collections::BTreeSet<u64>>,
 }
 
 impl LeaseState {
     fn new(id: i64, ttl: Duration, granted_at: Duration) -> Self {
-        let state = LeaseState { id, ttl, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), seq: AtomicU64::new(0) };
+        let state = LeaseState { id, ttl, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), slots: Default::default() };
         state.acknowledged(granted_at);
         state
     }
@@ -47,8 +47,18 @@ impl LeaseState {
         self.deadline_nanos.fetch_max(d, Ordering::AcqRel);
     }
 
-    pub fn next_seq(&self) -> u64 {
-        self.seq.fetch_add(1, Ordering::Relaxed)
+    /// The smallest queue-key number not in use on this lease, now in use.
+    pub fn take_slot(&self) -> u64 {
+        let mut used = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let n = (0..).find(|n| !used.contains(n)).unwrap_or(u64::MAX);
+        used.insert(n);
+        n
+    }
+
+    /// Frees a queue-key number. Only once its key is known to be deleted: a key still
+    /// present would be mistaken by the next acquisition for its own earlier attempt.
+    pub fn free_slot(&self, n: u64) {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
     }
 
     pub fn deadline(&self) -> Duration {

@@ -121,6 +121,35 @@ async fn two_acquisitions_on_one_handle_exclude_each_other() {
     client.close().await;
 }
 
+// covers: LOCK-KEYREUSE-001
+#[tokio::test]
+async fn queue_key_names_are_reused_once_deleted() {
+    let client = client().await;
+    let name = prefix("keyreuse") + "lock";
+    let m = Arc::new(client.mutex(name.clone(), 10).unwrap());
+    let g1 = m.lock().await.unwrap();
+    let go_layout = format!("{name}/{:x}", g1.lease_id()).into_bytes();
+    assert_eq!(g1.key(), go_layout.as_slice());
+    g1.release().await.unwrap();
+    let g2 = m.lock().await.unwrap();
+    assert_eq!(g2.key(), go_layout.as_slice(), "a sequential acquisition reuses the deleted key's name");
+    let m3 = m.clone();
+    let waiting = tokio::spawn(async move { m3.lock().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    g2.release().await.unwrap();
+    let g3 = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap().unwrap();
+    assert_ne!(g3.key(), go_layout.as_slice(), "a concurrent acquisition has its own key");
+    let g4 = m.lock_with(LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None }).await;
+    assert_eq!(g4.unwrap_err().kind(), ErrorKind::Timeout, "g3 still holds the lock");
+    // The timed-out attempt deleted its key (named like g2's) and freed the name for reuse.
+    g3.release().await.unwrap();
+    let g5 = m.lock().await.unwrap();
+    assert_eq!(g5.key(), go_layout.as_slice());
+    g5.release().await.unwrap();
+    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
+    client.close().await;
+}
+
 // covers: LOCK-TRY-001
 #[tokio::test]
 async fn try_lock_fails_without_leaving_a_key() {
