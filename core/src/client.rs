@@ -41,6 +41,13 @@ impl Default for ClientOptions {
     }
 }
 
+/// The per-service clients that requests use: cloning one clones a single channel handle,
+/// where cloning an `etcd_client::Client` clones eight.
+pub(crate) struct Rpc {
+    pub kv: etcd_client::KvClient,
+    pub lease: etcd_client::LeaseClient,
+}
+
 /// A connection to an etcd cluster. Cheap to clone; all clones share one connection, one
 /// keepalive stream and one watch stream. Usable from any thread or task.
 ///
@@ -59,12 +66,14 @@ pub struct Client {
 
 pub(crate) struct Inner {
     pub etcd: etcd_client::Client,
+    pub rpc: Rpc,
     pub opts: ClientOptions,
     permits: Semaphore,
     pub closed: CancellationToken,
     pub pid: u32,
     pub keeper: Keeper,
     pub hub: Hub,
+    pub monitors: Arc<crate::monitor::Deferred>,
 }
 
 impl std::fmt::Debug for Client {
@@ -117,6 +126,8 @@ impl Client {
             inner: Arc::new(Inner {
                 keeper: Keeper::new(etcd.clone(), closed.clone()),
                 hub: Hub::new(etcd.clone(), closed.clone()),
+                rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
+                monitors: crate::monitor::Deferred::new(closed.clone()),
                 etcd,
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,
@@ -128,8 +139,9 @@ impl Client {
         // The connection is lazy: make one cheap linearizable read so that an unreachable or
         // leaderless cluster fails here, within connect_timeout, not on first use.
         client
-            .call(Some(deadline), true, |mut c| async move {
-                c.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await
+            .call(Some(deadline), true, |rpc| {
+                let mut kv = rpc.kv.clone();
+                async move { kv.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await }
             })
             .await
             .map_err(connect_error)?;
@@ -173,9 +185,9 @@ impl Client {
         validate::key(key)?;
         let key = key.to_vec();
         let resp = self
-            .call(None, true, move |mut c| {
-                let key = key.clone();
-                async move { c.get(key, None).await }
+            .call(None, true, move |rpc| {
+                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                async move { kv.get(key, None).await }
             })
             .await?;
         Ok(resp.kvs().first().map(KeyValue::from))
@@ -194,10 +206,10 @@ impl Client {
         };
         let (key, value) = (key.to_vec(), value.to_vec());
         let resp = self
-            .call(None, false, move |mut c| {
-                let (key, value) = (key.clone(), value.clone());
+            .call(None, false, move |rpc| {
+                let (mut kv, key, value) = (rpc.kv.clone(), key.clone(), value.clone());
                 let opts = (lease_id != 0).then(|| etcd_client::PutOptions::new().with_lease(lease_id));
-                async move { c.put(key, value, opts).await }
+                async move { kv.put(key, value, opts).await }
             })
             .await?;
         Ok(resp.header().map_or(0, |h| h.revision()))
@@ -208,9 +220,9 @@ impl Client {
         validate::key(key)?;
         let key = key.to_vec();
         let resp = self
-            .call(None, false, move |mut c| {
-                let key = key.clone();
-                async move { c.delete(key, None).await }
+            .call(None, false, move |rpc| {
+                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                async move { kv.delete(key, None).await }
             })
             .await?;
         Ok(resp.deleted() > 0)
@@ -230,7 +242,7 @@ impl Client {
     /// short by `close()`.
     pub(crate) async fn call<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, f: F) -> Result<T>
     where
-        F: FnMut(etcd_client::Client) -> Fut,
+        F: FnMut(&Rpc) -> Fut,
         Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
     {
         self.check_open()?;
@@ -243,9 +255,9 @@ impl Client {
 
     /// One Txn through [`Client::call`].
     pub(crate) async fn txn(&self, txn: etcd_client::Txn, idempotent: bool) -> Result<etcd_client::TxnResponse> {
-        self.call(None, idempotent, move |mut c| {
-            let txn = txn.clone();
-            async move { c.txn(txn).await }
+        self.call(None, idempotent, move |rpc| {
+            let (mut kv, txn) = (rpc.kv.clone(), txn.clone());
+            async move { kv.txn(txn).await }
         })
         .await
     }
@@ -254,7 +266,7 @@ impl Client {
     /// the client closes under it (deleting a failed waiter's key, revoking a lease).
     pub(crate) async fn call_for_cleanup<T, F, Fut>(&self, deadline: Option<Instant>, f: F) -> Result<T>
     where
-        F: FnMut(etcd_client::Client) -> Fut,
+        F: FnMut(&Rpc) -> Fut,
         Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
     {
         runtime::check_pid(self.inner.pid)?;
@@ -263,13 +275,13 @@ impl Client {
 
     async fn send<T, F, Fut>(&self, deadline: Option<Instant>, idempotent: bool, mut f: F) -> Result<T>
     where
-        F: FnMut(etcd_client::Client) -> Fut,
+        F: FnMut(&Rpc) -> Fut,
         Fut: Future<Output = std::result::Result<T, etcd_client::Error>>,
     {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.inner.opts.request_timeout);
         let inner = &self.inner;
         let mut attempt = || {
-            let fut = f(inner.etcd.clone());
+            let fut = f(&inner.rpc);
             async move {
                 let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
                 fut.await.map_err(Error::from)

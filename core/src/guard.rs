@@ -6,12 +6,13 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kv::Op;
 use crate::lease::Lease;
 use crate::lost::{LostFlag, LostReason, LostSignal};
+use crate::monitor;
 use crate::runtime;
-use crate::mutex::{recv, WATCH_OWN_KEY_AFTER};
-use crate::watch_hub::{EventType, Msg, Spec, Subscription};
+use crate::watch_hub::Subscription;
 use etcd_client::{Compare, CompareOp, Txn};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// etcd allows 128 operations per Txn.
@@ -53,18 +54,21 @@ pub struct LockGuard {
 }
 
 #[derive(Debug)]
-struct Shared {
-    client: Client,
+pub(crate) struct Shared {
+    pub client: Client,
     name: Vec<u8>,
-    key: Vec<u8>,
+    pub key: Vec<u8>,
     /// The key's number on its lease, freed once the key is deleted.
     slot: u64,
-    token: i64,
-    lease: Lease,
-    lost: LostFlag,
-    released: AtomicBool,
+    pub token: i64,
+    pub lease: Lease,
+    pub lost: LostFlag,
+    pub released: AtomicBool,
     /// Stops the monitor task.
-    stop: CancellationToken,
+    pub stop: CancellationToken,
+    pub acquired: Instant,
+    /// Whether the monitor task was started (see `monitor`).
+    pub monitored: AtomicBool,
     _active: Active,
 }
 
@@ -89,9 +93,15 @@ impl LockGuard {
             lost: LostFlag::new(),
             released: AtomicBool::new(false),
             stop: CancellationToken::new(),
+            acquired: Instant::now(),
+            monitored: AtomicBool::new(false),
             _active: active,
         });
-        if std::env::var_os("NOMON").is_none() { runtime::spawn(monitor(Arc::downgrade(&shared), shared.stop.clone(), shared.lease.lost(), own_sub)); }
+        match own_sub {
+            // A long wait already watches the key: keep watching.
+            Some(sub) => monitor::start(&shared, Some(sub)),
+            None => shared.client.inner.monitors.push(Arc::downgrade(&shared)),
+        }
         LockGuard { shared }
     }
 
@@ -130,12 +140,15 @@ impl LockGuard {
     pub fn lost_reason(&self) -> Option<LostReason> {
         if let Some(r) = self.shared.lease.lost_reason() {
             self.shared.lost.set(r);
+        } else if self.shared.client.is_closed() {
+            self.shared.lost.set(LostReason::Closed);
         }
         self.shared.lost.reason()
     }
 
     /// Fires once when the lock is lost (not when it is released).
     pub fn lost(&self) -> LostSignal {
+        monitor::start(&self.shared, None);
         self.shared.lost.signal()
     }
 
@@ -174,9 +187,9 @@ impl LockGuard {
         Ok(resp.header().map_or(0, |h| h.revision()))
     }
 
-    /// Releases the lock: deletes the queue key only if it is still this acquisition's (so a
-    /// retried or late release can never delete a newer holder's key). `NotHeld` if it was
-    /// already released or lost; the key is still removed if it was ours.
+    /// Releases the lock: deletes this acquisition's queue key (a retried or late release can
+    /// never delete a newer holder's key: see `delete_key`). `NotHeld` if it was already
+    /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
         runtime::check_pid(self.shared.client.inner.pid)?;
         if self.shared.released.swap(true, Ordering::AcqRel) {
@@ -184,7 +197,7 @@ impl LockGuard {
         }
         self.shared.stop.cancel();
         let was_lost = self.lost_reason();
-        let deleted = self.shared.fenced_delete().await?;
+        let deleted = self.shared.delete_key().await?;
         match (was_lost, deleted) {
             (None, true) => Ok(()),
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),
@@ -208,16 +221,24 @@ impl LockGuard {
 }
 
 impl Shared {
-    /// Deletes the key if its create revision is still our token; returns whether it did.
-    async fn fenced_delete(&self) -> Result<bool> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
-            .and_then([etcd_client::TxnOp::delete(self.key.clone(), None)]);
-        let resp = self.client.txn(txn, true).await?;
-        if resp.succeeded() {
+    /// Deletes the key; returns whether it was still there. A plain delete is as safe as one
+    /// conditional on our token: the name embeds our lease ID and its number is not reused
+    /// before this delete is confirmed (`LeaseState::free_slot`), so while it may be retried
+    /// no other acquisition's key can have this name. It costs etcd less than a Txn.
+    async fn delete_key(&self) -> Result<bool> {
+        let key = self.key.clone();
+        let resp = self
+            .client
+            .call(None, true, move |rpc| {
+                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                async move { kv.delete(key, None).await }
+            })
+            .await?;
+        let deleted = resp.deleted() > 0;
+        if deleted {
             self.lease.state().free_slot(self.slot);
         }
-        Ok(resp.succeeded())
+        Ok(deleted)
     }
 }
 
@@ -233,55 +254,11 @@ impl Drop for LockGuard {
         }
         let shared = self.shared.clone();
         runtime::spawn_cleanup(async move {
-            let _ = shared.fenced_delete().await;
+            let _ = shared.delete_key().await;
         });
     }
 }
 
 fn not_held(msg: &str) -> Error {
     Error::new(ErrorKind::NotHeld, msg)
-}
-
-/// Marks the guard lost when its lease is lost, its key is deleted by anyone, or the client
-/// closes. Holds only a weak reference, so it never keeps a dropped guard alive.
-async fn monitor(
-    shared: std::sync::Weak<Shared>,
-    stop: CancellationToken,
-    lease_lost: LostSignal,
-    own_sub: Option<Subscription>,
-) {
-    let Some((client, key, token)) = shared.upgrade().map(|s| (s.client.clone(), s.key.clone(), s.token)) else {
-        return;
-    };
-    let spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
-    // Watching from token + 1, a delete is seen even if the watch starts late; starting late
-    // spares the server a watch for locks held only briefly.
-    let mut sub = own_sub;
-    let own_after = tokio::time::sleep(WATCH_OWN_KEY_AFTER);
-    tokio::pin!(own_after);
-    let mut backoff = crate::backoff::Backoff::default();
-    let reason = loop {
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            r = lease_lost.wait() => break r,
-            _ = client.inner.closed.cancelled() => break LostReason::Closed,
-            _ = &mut own_after, if sub.is_none() => sub = Some(client.inner.hub.subscribe(spec.clone())),
-            msg = recv(&mut sub) => match msg {
-                Some(Msg::Events(ev)) if ev.iter().any(|e| e.event_type == EventType::Delete) => break LostReason::KeyDeleted,
-                Some(Msg::Created { .. }) => backoff.reset(),
-                Some(_) => {}
-                None => {
-                    // Resumes from token + 1: a delete during the outage is still seen.
-                    tokio::select! {
-                        _ = stop.cancelled() => return,
-                        _ = tokio::time::sleep(backoff.next_delay()) => {}
-                    }
-                    sub = Some(client.inner.hub.subscribe(spec.clone()));
-                }
-            },
-        }
-    };
-    if let Some(s) = shared.upgrade() {
-        s.lost.set(reason);
-    }
 }

@@ -107,17 +107,17 @@ impl Lease {
         let id = rand::rng().random_range(1..i64::MAX);
         let sent_at = clock::now();
         let granted = client
-            .call(deadline, true, move |mut c| async move {
-                match c
-                    .lease_grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id)))
-                    .await
-                {
-                    Ok(r) => Ok(r.ttl()),
-                    // An earlier attempt got through: ask what it was granted.
-                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
-                        c.lease_time_to_live(id, None).await.map(|r| r.granted_ttl())
+            .call(deadline, true, move |rpc| {
+                let mut c = rpc.lease.clone();
+                async move {
+                    match c.grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id))).await {
+                        Ok(r) => Ok(r.ttl()),
+                        // An earlier attempt got through: ask what it was granted.
+                        Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
+                            c.time_to_live(id, None).await.map(|r| r.granted_ttl())
+                        }
+                        Err(e) => Err(e),
                     }
-                    Err(e) => Err(e),
                 }
             })
             .await?;
@@ -206,10 +206,13 @@ impl Handle {
 /// close() only revokes the leases its keeper still knows, and this one was just taken out.
 pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instant>) -> Result<()> {
     client
-        .call_for_cleanup(deadline, move |mut c| async move {
-            match c.lease_revoke(id).await {
-                Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
-                r => r.map(drop),
+        .call_for_cleanup(deadline, move |rpc| {
+            let mut c = rpc.lease.clone();
+            async move {
+                match c.revoke(id).await {
+                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
+                    r => r.map(drop),
+                }
             }
         })
         .await

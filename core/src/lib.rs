@@ -29,6 +29,7 @@ mod keepalive;
 mod kv;
 mod lease;
 mod lost;
+mod monitor;
 mod mutex;
 pub mod runtime;
 mod validate;

@@ -226,10 +226,9 @@ impl Mutex {
                 .and_then([put])
                 .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only())), first_key(&prefix)])
         } else {
-            Txn::new()
-                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
-                .and_then([newest_key(&prefix, None), put])
-                .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only()))])
+            // No `else` branch: it is only needed after a retry, and etcd charges for it on
+            // every enqueue (~15 us).
+            Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([newest_key(&prefix, None), put])
         };
         let resp = self.client.txn(txn, true).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
@@ -245,14 +244,13 @@ impl Mutex {
             });
         }
         // Our key already exists (an earlier attempt landed) or, for a try, the queue is busy.
-        let mine = first_kv(&ops[0]);
         if try_once {
-            return Ok(match (mine, first_kv(&ops[1])) {
+            return Ok(match (first_kv(&ops[0]), first_kv(&ops[1])) {
                 (Some(m), Some(f)) if m.key == f.key => Enqueued::Held(m.create_revision),
                 _ => Enqueued::Busy,
             });
         }
-        let Some(mine) = mine else {
+        let Some(mine) = self.client.get(&key).await? else {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
         };
         let pos = self.position(&key, mine.create_revision).await?;
@@ -276,9 +274,9 @@ impl Mutex {
         let client = self.client.clone();
         let read = runtime::spawn(async move {
             client
-                .call_for_cleanup(None, move |mut c| {
-                    let txn = txn.clone();
-                    async move { c.txn(txn).await }
+                .call_for_cleanup(None, move |rpc| {
+                    let (mut kv, txn) = (rpc.kv.clone(), txn.clone());
+                    async move { kv.txn(txn).await }
                 })
                 .await
         });
@@ -420,9 +418,9 @@ impl PendingKey {
     async fn delete(&self, deadline: Option<Instant>) -> Result<()> {
         let key = self.key.clone();
         self.client
-            .call_for_cleanup(deadline, move |mut c| {
-                let key = key.clone();
-                async move { c.delete(key, None).await }
+            .call_for_cleanup(deadline, move |rpc| {
+                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                async move { kv.delete(key, None).await }
             })
             .await?;
         self.lease.free_slot(self.slot);

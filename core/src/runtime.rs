@@ -9,6 +9,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, Weak};
 use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
@@ -25,9 +26,34 @@ static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
 /// Every client ever connected in this process (weakly), so that `shutdown` can close them.
 static CLIENTS: Mutex<Vec<Weak<crate::client::Inner>>> = Mutex::new(Vec::new());
 
+/// The process id, cached: `getpid` is a system call, and every request checks it. A
+/// `pthread_atfork` child handler refreshes it in a forked child.
+static PID: AtomicU32 = AtomicU32::new(0);
+
+thread_local! {
+    /// Set on the runtime's own worker threads, so that tasks spawned there skip `SLOT`.
+    static RUNTIME_HANDLE: std::cell::RefCell<Option<Handle>> = const { std::cell::RefCell::new(None) };
+}
+
 /// The process's current id.
 pub fn current_pid() -> u32 {
-    std::process::id()
+    match PID.load(Ordering::Relaxed) {
+        0 => {
+            static AT_FORK: std::sync::Once = std::sync::Once::new();
+            AT_FORK.call_once(|| {
+                extern "C" fn refresh() {
+                    PID.store(std::process::id(), Ordering::Relaxed);
+                }
+                // SAFETY: registers a handler that only makes a system call and an atomic store,
+                // both async-signal-safe, as a forked child's handler must be.
+                unsafe { libc::pthread_atfork(None, None, Some(refresh)) };
+            });
+            let pid = std::process::id();
+            PID.store(pid, Ordering::Relaxed);
+            pid
+        }
+        pid => pid,
+    }
 }
 
 fn build() -> Runtime {
@@ -39,10 +65,11 @@ fn build() -> Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .thread_name_fn(|| {
-            use std::sync::atomic::{AtomicUsize, Ordering};
+            use std::sync::atomic::AtomicUsize;
             static N: AtomicUsize = AtomicUsize::new(0);
             format!("etcdlock-rt-{}", N.fetch_add(1, Ordering::Relaxed))
         })
+        .on_thread_start(|| RUNTIME_HANDLE.with(|h| *h.borrow_mut() = Some(Handle::current())))
         .enable_all()
         .build()
         .expect("cannot start the etcdlock runtime")
@@ -80,7 +107,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    handle().spawn(fut)
+    match RUNTIME_HANDLE.with(|h| h.borrow().clone()) {
+        Some(h) => h.spawn(fut),
+        None => handle().spawn(fut),
+    }
 }
 
 /// Spawns background cleanup only if the runtime is running: a destructor that runs after

@@ -1,0 +1,122 @@
+//! Held-lock monitors: a task per guard that marks it lost when its lease is lost, its client
+//! closes, or anyone deletes its key.
+//!
+//! Most locks are held briefly, so a monitor starts only when the lock has been held for
+//! [`WATCH_OWN_KEY_AFTER`], or at once when somebody asks for the guard's lost signal (or the
+//! guard inherits the watch of a long wait). Until then `is_held()` checks the lease and the
+//! client itself, and a release costs nothing but its request: one queue per client starts
+//! the late monitors in batches, instead of a task and a timer per acquisition.
+
+use crate::guard::Shared;
+use crate::lost::LostReason;
+use crate::mutex::{recv, WATCH_OWN_KEY_AFTER};
+use crate::runtime;
+use crate::watch_hub::{EventType, Msg, Spec, Subscription};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Monitors due within this much of each other start together.
+const BATCH: Duration = Duration::from_millis(10);
+
+/// A client's queue of guards whose monitor starts later.
+pub(crate) struct Deferred {
+    queue: Mutex<VecDeque<(Instant, Weak<Shared>)>>,
+    wake: Notify,
+}
+
+impl Deferred {
+    pub fn new(closed: CancellationToken) -> Arc<Deferred> {
+        let deferred = Arc::new(Deferred { queue: Mutex::new(VecDeque::new()), wake: Notify::new() });
+        runtime::spawn(run(deferred.clone(), closed));
+        deferred
+    }
+
+    /// Starts the guard's monitor `WATCH_OWN_KEY_AFTER` from now, unless it started before.
+    pub fn push(&self, guard: Weak<Shared>) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        queue.push_back((Instant::now() + WATCH_OWN_KEY_AFTER, guard));
+        if queue.len() == 1 {
+            self.wake.notify_one();
+        }
+    }
+
+    fn take_due(&self) -> Vec<Weak<Shared>> {
+        let due = Instant::now() + BATCH;
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let n = queue.iter().take_while(|(at, _)| *at <= due).count();
+        queue.drain(..n).map(|(_, guard)| guard).collect()
+    }
+}
+
+async fn run(deferred: Arc<Deferred>, closed: CancellationToken) {
+    loop {
+        let next = deferred.queue.lock().unwrap_or_else(|e| e.into_inner()).front().map(|(at, _)| *at);
+        let wait = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => deferred.wake.notified().await,
+            }
+        };
+        tokio::select! {
+            _ = wait => {}
+            _ = closed.cancelled() => return,
+        }
+        for guard in deferred.take_due() {
+            if let Some(shared) = guard.upgrade() {
+                start(&shared, None);
+            }
+        }
+    }
+}
+
+/// Starts the guard's monitor unless it already runs or the guard was released.
+pub(crate) fn start(shared: &Arc<Shared>, own_sub: Option<Subscription>) {
+    if shared.released.load(Ordering::Acquire) || shared.monitored.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    runtime::spawn(monitor(Arc::downgrade(shared), own_sub));
+}
+
+/// Holds only a weak reference, so it never keeps a dropped guard alive.
+async fn monitor(shared: Weak<Shared>, own_sub: Option<Subscription>) {
+    let Some((client, key, token, stop, lease_lost, acquired)) =
+        shared.upgrade().map(|s| (s.client.clone(), s.key.clone(), s.token, s.stop.clone(), s.lease.lost(), s.acquired))
+    else {
+        return;
+    };
+    let spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
+    // Watching from token + 1, a delete is seen even if the watch starts late.
+    let mut sub = own_sub;
+    let own_after = tokio::time::sleep_until(acquired + WATCH_OWN_KEY_AFTER);
+    tokio::pin!(own_after);
+    let mut backoff = crate::backoff::Backoff::default();
+    let reason = loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            r = lease_lost.wait() => break r,
+            _ = client.inner.closed.cancelled() => break LostReason::Closed,
+            _ = &mut own_after, if sub.is_none() => sub = Some(client.inner.hub.subscribe(spec.clone())),
+            msg = recv(&mut sub) => match msg {
+                Some(Msg::Events(ev)) if ev.iter().any(|e| e.event_type == EventType::Delete) => break LostReason::KeyDeleted,
+                Some(Msg::Created { .. }) => backoff.reset(),
+                Some(_) => {}
+                None => {
+                    // Resumes from token + 1: a delete during the outage is still seen.
+                    tokio::select! {
+                        _ = stop.cancelled() => return,
+                        _ = tokio::time::sleep(backoff.next_delay()) => {}
+                    }
+                    sub = Some(client.inner.hub.subscribe(spec.clone()));
+                }
+            },
+        }
+    };
+    if let Some(s) = shared.upgrade() {
+        s.lost.set(reason);
+    }
+}
