@@ -236,7 +236,7 @@ impl Shared {
             .await?;
         let deleted = resp.deleted() > 0;
         if deleted {
-            self.lease.state().free_slot(self.slot);
+            self.lease.state().free_slot(&self.name, self.slot);
         }
         Ok(deleted)
     }

@@ -23,8 +23,8 @@ pub(crate) struct LeaseState {
     /// before it. Only ever moves forward.
     deadline_nanos: AtomicU64,
     pub lost: LostFlag,
-    /// Queue-key numbers in use on this lease (see `Mutex::queue_key`).
-    slots: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+    /// Queue-key numbers in use on this lease, per lock (see `Mutex::queue_key`).
+    slots: std::sync::Mutex<std::collections::HashSet<(Vec<u8>, u64)>>,
 }
 
 impl LeaseState {
@@ -47,18 +47,22 @@ impl LeaseState {
         self.deadline_nanos.fetch_max(d, Ordering::AcqRel);
     }
 
-    /// The smallest queue-key number not in use on this lease, now in use.
-    pub fn take_slot(&self) -> u64 {
+    /// The smallest queue-key number of lock `name` not in use on this lease, now in use.
+    pub fn take_slot(&self, name: &[u8]) -> u64 {
         let mut used = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let n = (0..).find(|n| !used.contains(n)).unwrap_or(u64::MAX);
-        used.insert(n);
+        let mut slot = (name.to_vec(), 0);
+        while used.contains(&slot) {
+            slot.1 += 1;
+        }
+        let n = slot.1;
+        used.insert(slot);
         n
     }
 
     /// Frees a queue-key number. Only once its key is known to be deleted: a key still
     /// present would be mistaken by the next acquisition for its own earlier attempt.
-    pub fn free_slot(&self, n: u64) {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&n);
+    pub fn free_slot(&self, name: &[u8], n: u64) {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&(name.to_vec(), n));
     }
 
     pub fn deadline(&self) -> Duration {

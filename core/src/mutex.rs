@@ -140,10 +140,15 @@ impl Mutex {
         }
 
         let (lease, active) = self.take_lease(deadline).await?;
-        let slot = lease.state().take_slot();
+        let slot = lease.state().take_slot(&self.name);
         let key = self.queue_key(&lease, slot);
-        let mut pending =
-            PendingKey { client: self.client.clone(), key: key.clone(), lease: lease.state().clone(), slot, armed: true };
+        let mut pending = PendingKey {
+            client: self.client.clone(),
+            key: key.clone(),
+            lease: lease.state().clone(),
+            slot: (self.name.clone(), slot),
+            armed: true,
+        };
 
         // The enqueue is not raced against cancel or the deadline (it is bounded by the
         // request timeout): abandoning it in flight could let it land after our cleanup.
@@ -410,7 +415,8 @@ struct PendingKey {
     client: Client,
     key: Vec<u8>,
     lease: Arc<LeaseState>,
-    slot: u64,
+    /// (lock name, number) of the key on its lease.
+    slot: (Vec<u8>, u64),
     armed: bool,
 }
 
@@ -423,7 +429,7 @@ impl PendingKey {
                 async move { kv.delete(key, None).await }
             })
             .await?;
-        self.lease.free_slot(self.slot);
+        self.lease.free_slot(&self.slot.0, self.slot.1);
         Ok(())
     }
 }
@@ -437,7 +443,7 @@ impl Drop for PendingKey {
             client: self.client.clone(),
             key: std::mem::take(&mut self.key),
             lease: self.lease.clone(),
-            slot: self.slot,
+            slot: std::mem::take(&mut self.slot),
             armed: false,
         };
         runtime::spawn_cleanup(async move {
