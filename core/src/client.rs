@@ -76,6 +76,14 @@ pub(crate) struct Inner {
     pub monitors: Arc<crate::monitor::Deferred>,
 }
 
+impl Drop for Inner {
+    /// Stops the background tasks that only wait for `closed` (the late-monitor queue) when
+    /// the last handle goes without `close()`.
+    fn drop(&mut self) {
+        self.closed.cancel();
+    }
+}
+
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client").field("closed", &self.is_closed()).finish()

@@ -242,6 +242,24 @@ async fn holder_learns_when_its_key_is_deleted() {
     client.close().await;
 }
 
+// covers: LOCK-LOST-001
+#[tokio::test]
+async fn holder_learns_of_a_deleted_key_without_asking_for_the_lost_signal() {
+    // Nobody calls lost(): the monitor starts on its own once the lock has been held a while.
+    let client = client().await;
+    let name = prefix("keydel-late") + "lock";
+    let m = client.mutex(name.clone(), 10).unwrap();
+    let g = m.lock().await.unwrap();
+    client.delete(g.key()).await.unwrap();
+    let mut polls = 0;
+    while g.is_held() && polls < 100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        polls += 1;
+    }
+    assert_eq!(g.lost_reason(), Some(LostReason::KeyDeleted), "still held after {polls} polls");
+    client.close().await;
+}
+
 // covers: LOCK-FENCED-001
 #[tokio::test]
 async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
