@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 /// A waiter (or holder) starts watching its own key for deletion only after this long.
 pub(crate) const WATCH_OWN_KEY_AFTER: Duration = Duration::from_millis(50);
 
-/// When a waiter re-reads its position while its predecessor watch is new (after the watch
-/// was created). etcd 3.5 reads the start revision of a watch "from now" before it takes the
+/// When (after its predecessor watch was created) a waiter re-reads its position anyway.
+/// etcd 3.5 reads the start revision of a watch "from now" before it takes the
 /// store lock to register it; a write committing in between makes the watcher "unsynced", and
 /// unsynced watchers get their events only on the store's next 100 ms sync tick. Under write
 /// load that happens to 10-30 % of watches. Past the last delay the watcher has been synced.
@@ -317,7 +317,9 @@ impl Mutex {
             loop {
                 tokio::select! {
                     _ = sleep_until(rechecks.as_ref().and_then(Rechecks::next)) => {
-                        rechecks.as_mut().map(|r| r.done += 1);
+                        if let Some(r) = rechecks.as_mut() {
+                            r.done += 1;
+                        }
                         pos = self.position(key, my_rev).await?;
                         if !same_key(&pos.predecessor, &pred) {
                             break;
