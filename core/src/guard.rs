@@ -73,6 +73,7 @@ pub(crate) struct Shared {
 }
 
 impl LockGuard {
+    #[allow(clippy::too_many_arguments)] // one call site, in mutex.rs
     pub(crate) fn new(
         client: Client,
         name: Vec<u8>,
