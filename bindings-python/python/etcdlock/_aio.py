@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Generator, Op
 
 from . import _args, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, WatchEvent
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
@@ -59,10 +59,7 @@ class AsyncClient:
         user: Optional[str] = None,
         password: Optional[str] = None,
     ) -> None:
-        eps = _args.endpoints(endpoints)
-        t = _args.seconds(timeout, "timeout")
-        user, password = _args.credentials(user, password)
-        self._n = _native.Client(eps, t, user, password)
+        self._n = native_client(endpoints, timeout, user, password)
 
     async def connect(self) -> "AsyncClient":
         """Connects now (otherwise the first call does); raises ``Unavailable`` on failure."""
@@ -135,7 +132,7 @@ class AsyncClient:
         return AsyncWatch(self._n.watch(k, p, _args.start_revision(start_revision)))
 
 
-class AsyncLock:
+class AsyncLock(LockState):
     """The asyncio lock: ``await acquire()``, ``await release()``, ``async with``."""
 
     def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
@@ -157,29 +154,6 @@ class AsyncLock:
     async def release(self) -> None:
         """Releases the lock; ``NotHeld`` if not held."""
         await _run(self._n.release())
-
-    def is_held(self) -> bool:
-        """Cheap local check: held, and neither released nor known lost."""
-        return self._n.is_held()
-
-    @property
-    def fencing_token(self) -> Optional[int]:
-        """The lock key's create revision while held (increases with every holder), else None."""
-        return self._n.fencing_token()
-
-    @property
-    def key(self) -> Optional[bytes]:
-        """The queue key of the latest acquisition (None before the first)."""
-        return self._n.key()
-
-    @property
-    def name(self) -> bytes:
-        return self._n.name
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        """Why the latest acquisition was lost, or None."""
-        return self._n.lost_reason()
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held lock is lost, on the event loop that
@@ -209,34 +183,13 @@ class AsyncLock:
                 raise LockLost(f"the lock was lost before the end of the async with block ({self.lost_reason})") from e
 
 
-class AsyncLease:
+class AsyncLease(LeaseState):
     """A lease kept alive in the background; ``async with`` revokes it on exit."""
 
     def __init__(self, native: "_native.Lease") -> None:
         self._n = native
         self._lost = LostCallbacks()
         self._port: LoopPort = loop_port()
-
-    @property
-    def id(self) -> int:
-        return self._n.id
-
-    @property
-    def ttl(self) -> int:
-        """The TTL the server granted, in seconds."""
-        return self._n.ttl
-
-    def is_alive(self) -> bool:
-        """Cheap local check: not lost, and the conservative local deadline has not passed."""
-        return self._n.is_alive()
-
-    def remaining(self) -> float:
-        """Seconds before the local deadline (0 once lost)."""
-        return self._n.remaining()
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        return self._n.lost_reason()
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the lease is lost, on its event loop."""

@@ -1,8 +1,9 @@
 """Pieces shared by the sync and async APIs."""
 
 import asyncio
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Sequence, Union
 
+from . import _args, _native
 from ._errors import WrongContextError
 
 
@@ -30,3 +31,72 @@ def refuse_in_event_loop(what: str) -> None:
 
 DEFAULT_TTL = 10
 DEFAULT_TIMEOUT = 5.0
+
+
+def native_client(
+    endpoints: Union[str, Sequence[str]], timeout: float, user: Optional[str], password: Optional[str]
+) -> "_native.Client":
+    """The native client for the checked arguments of ``Client`` / ``AsyncClient``."""
+    eps = _args.endpoints(endpoints)
+    t = _args.seconds(timeout, "timeout")
+    user, password = _args.credentials(user, password)
+    return _native.Client(eps, t, user, password)
+
+
+class LockState:
+    """The local, non-blocking view of a lock, shared by ``Lock`` and ``AsyncLock``."""
+
+    _n: "_native.Lock"
+
+    def is_held(self) -> bool:
+        """Cheap local check: held, and neither released nor known lost (the lease's
+        conservative local deadline has not passed)."""
+        return self._n.is_held()
+
+    @property
+    def fencing_token(self) -> Optional[int]:
+        """The create revision of the lock key while held (increases with every holder), else
+        None. Pass it to resources that must reject stale holders."""
+        return self._n.fencing_token()
+
+    @property
+    def key(self) -> Optional[bytes]:
+        """The queue key of the latest acquisition (None before the first)."""
+        return self._n.key()
+
+    @property
+    def name(self) -> bytes:
+        return self._n.name
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        """Why the latest acquisition was lost ("expired", "revoked", "key_deleted",
+        "closed"), or None."""
+        return self._n.lost_reason()
+
+
+class LeaseState:
+    """The local, non-blocking view of a lease, shared by ``Lease`` and ``AsyncLease``."""
+
+    _n: "_native.Lease"
+
+    @property
+    def id(self) -> int:
+        return self._n.id
+
+    @property
+    def ttl(self) -> int:
+        """The TTL the server granted, in seconds."""
+        return self._n.ttl
+
+    def is_alive(self) -> bool:
+        """Cheap local check: not lost, and the conservative local deadline has not passed."""
+        return self._n.is_alive()
+
+    def remaining(self) -> float:
+        """Seconds before the local deadline (0 once lost)."""
+        return self._n.remaining()
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        return self._n.lost_reason()

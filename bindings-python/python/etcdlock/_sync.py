@@ -9,7 +9,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Type, Union
 
 from . import _args, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, WatchEvent, refuse_in_event_loop
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
@@ -31,10 +31,7 @@ class Client:
         user: Optional[str] = None,
         password: Optional[str] = None,
     ) -> None:
-        eps = _args.endpoints(endpoints)
-        t = _args.seconds(timeout, "timeout")
-        user, password = _args.credentials(user, password)
-        self._n = _native.Client(eps, t, user, password)
+        self._n = native_client(endpoints, timeout, user, password)
         self._n.connect().wait()
 
     def close(self) -> None:
@@ -110,7 +107,7 @@ class Client:
         return Watch(n)
 
 
-class Lock:
+class Lock(LockState):
     """A distributed lock, used like ``threading.Lock``.
 
     Any number of threads may call ``acquire()`` on one ``Lock``: each queues in etcd (first
@@ -142,32 +139,6 @@ class Lock:
         if it is not held (never acquired, released, or lost)."""
         self._n.release().wait()
 
-    def is_held(self) -> bool:
-        """Cheap local check: held, and neither released nor known lost (the lease's
-        conservative local deadline has not passed)."""
-        return self._n.is_held()
-
-    @property
-    def fencing_token(self) -> Optional[int]:
-        """The create revision of the lock key while held (increases with every holder), else
-        None. Pass it to resources that must reject stale holders."""
-        return self._n.fencing_token()
-
-    @property
-    def key(self) -> Optional[bytes]:
-        """The queue key of the latest acquisition (None before the first)."""
-        return self._n.key()
-
-    @property
-    def name(self) -> bytes:
-        return self._n.name
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        """Why the latest acquisition was lost ("expired", "revoked", "key_deleted",
-        "closed"), or None."""
-        return self._n.lost_reason()
-
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held lock is lost (not when released), on
         etcdlock's callback thread. Stays registered for later acquisitions. If the lock is
@@ -189,33 +160,12 @@ class Lock:
                 raise LockLost(f"the lock was lost before the end of the with block ({self.lost_reason})") from e
 
 
-class Lease:
+class Lease(LeaseState):
     """A lease kept alive in the background. A context manager that revokes it on exit."""
 
     def __init__(self, native: "_native.Lease") -> None:
         self._n = native
         self._lost = LostCallbacks()
-
-    @property
-    def id(self) -> int:
-        return self._n.id
-
-    @property
-    def ttl(self) -> int:
-        """The TTL the server granted, in seconds."""
-        return self._n.ttl
-
-    def is_alive(self) -> bool:
-        """Cheap local check: not lost, and the conservative local deadline has not passed."""
-        return self._n.is_alive()
-
-    def remaining(self) -> float:
-        """Seconds before the local deadline (0 once lost)."""
-        return self._n.remaining()
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        return self._n.lost_reason()
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the lease is lost (``"revoked"`` included), on
