@@ -9,7 +9,7 @@ use crate::lost::{LostFlag, LostReason, LostSignal};
 use crate::monitor;
 use crate::runtime;
 use crate::watch_hub::Subscription;
-use etcd_client::{Compare, CompareOp, Txn};
+use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -188,8 +188,8 @@ impl LockGuard {
         Ok(resp.header().map_or(0, |h| h.revision()))
     }
 
-    /// Releases the lock: deletes this acquisition's queue key (a retried or late release can
-    /// never delete a newer holder's key: see `delete_key`). `NotHeld` if it was already
+    /// Releases the lock: deletes this acquisition's queue key if it is still ours (fenced: a
+    /// retried or late release can never delete a newer holder's key). `NotHeld` if it was already
     /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
         runtime::check_pid(self.shared.client.inner.pid)?;
@@ -222,23 +222,16 @@ impl LockGuard {
 }
 
 impl Shared {
-    /// Deletes the key; returns whether it was still there. A plain delete is as safe as one
-    /// conditional on our token: the name embeds our lease ID and its number is not reused
-    /// before this delete is confirmed (`LeaseState::free_slot`), so while it may be retried
-    /// no other acquisition's key can have this name. It costs etcd less than a Txn.
+    /// Deletes the key only if it is still this acquisition's (create revision == token);
+    /// returns whether it was. Fenced, so a retried or late release can never delete a newer
+    /// holder's key (etcd's Go mutex deletes by name: etcd-io/etcd#22082).
     async fn delete_key(&self) -> Result<bool> {
-        let key = self.key.clone();
-        let resp = self
-            .client
-            .call(None, true, move |rpc| {
-                let (mut kv, key) = (rpc.kv.clone(), key.clone());
-                async move { kv.delete(key, None).await }
-            })
-            .await?;
-        let deleted = resp.deleted() > 0;
-        if deleted {
-            self.lease.state().free_slot(&self.name, self.slot);
-        }
+        let txn = Txn::new()
+            .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
+            .and_then([TxnOp::delete(self.key.clone(), None)]);
+        let deleted = self.client.txn(txn, true).await?.succeeded();
+        // Either way no key of ours has this name any more: the number may be reused.
+        self.lease.state().free_slot(&self.name, self.slot);
         Ok(deleted)
     }
 }
