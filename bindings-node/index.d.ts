@@ -201,7 +201,7 @@ export class Lock {
     get fencingToken(): bigint;
     /** This holder's queue key in etcd (`<name>/<lease hex>`). */
     get key(): Buffer<ArrayBuffer>;
-    /** ID of the lease the key is attached to. @type {bigint} */
+    /** ID of the lease the key is attached to, shared by the client's locks with the same TTL. @type {bigint} */
     get leaseId(): bigint;
     /**
      * Cheap local check: not released, not lost, lease not past its conservative deadline.

@@ -264,7 +264,7 @@ class Lock {
     return Buffer.from(this.#key);
   }
 
-  /** ID of the lease the key is attached to. @type {bigint} */
+  /** ID of the lease the key is attached to, shared by the client's locks with the same TTL. @type {bigint} */
   get leaseId() {
     return this.#native.leaseId;
   }

@@ -1,10 +1,8 @@
 //! Clients: options, connect, free.
 
 use crate::ffi::{self, invalid, FfiResult};
-use crate::pool::LeasePool;
 use etcdlock::{Client, ClientOptions};
 use std::os::raw::{c_char, c_int};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Options for etcdlock_client_new. Zero (or NULL) fields mean the defaults, so a
@@ -25,14 +23,7 @@ pub struct etcdlock_client_options {
 
 /// A connection to an etcd cluster. Any number of threads may use one client at once.
 pub struct etcdlock_client {
-    pub(crate) shared: Arc<Shared>,
-}
-
-/// What the binding keeps per client (shared with the futures it runs).
-pub(crate) struct Shared {
-    pub client: Client,
-    /// One kept-alive lease per lock TTL, shared by the client's locks.
-    pub leases: LeasePool,
+    pub(crate) client: Client,
 }
 
 /// Fills `opts` with the defaults (5 s timeouts, no user, 256 requests in flight).
@@ -99,7 +90,7 @@ pub unsafe extern "C" fn etcdlock_client_new(
         let opts = unsafe { convert(opts) }?;
         let eps: Vec<String> = endpoints.split(',').map(str::to_string).collect();
         let client = ffi::block(async move { Client::connect(eps, opts).await })?;
-        let handle = etcdlock_client { shared: Arc::new(Shared { client, leases: LeasePool::default() }) };
+        let handle = etcdlock_client { client };
         // SAFETY: checked non-NULL.
         unsafe { *out = ffi::into_raw(handle) };
         Ok(())
@@ -114,7 +105,7 @@ pub unsafe extern "C" fn etcdlock_client_new(
 pub unsafe extern "C" fn etcdlock_client_free(client: *mut etcdlock_client) {
     ffi::void(|| {
         let Some(handle) = (unsafe { ffi::from_raw(client) }) else { return };
-        close(&handle.shared.client);
+        close(&handle.client);
     })
 }
 

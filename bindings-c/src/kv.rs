@@ -31,7 +31,7 @@ pub unsafe extern "C" fn etcdlock_put(
         // SAFETY: NULL or a live lock.
         match unsafe { if_held.as_ref() } {
             None => {
-                let client = c.shared.client.clone();
+                let client = c.client.clone();
                 ffi::block(async move { client.put(&key, &value, None).await.map(drop) })
             }
             Some(lock) => {
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn etcdlock_put_with_lease(
         let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
         let value = unsafe { ffi::bytes(value, value_len, "value") }?.to_vec();
         let lease = unsafe { ffi::arg(lease, "lease") }?.lease.clone();
-        let client = c.shared.client.clone();
+        let client = c.client.clone();
         ffi::block(async move { client.put(&key, &value, Some(&lease)).await.map(drop) })
     })
 }
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn etcdlock_get(client: *mut etcdlock_client, key: *const 
         let c = unsafe { ffi::arg(client, "client") }?;
         let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
         let out = ffi::out(out, "out")?;
-        let client = c.shared.client.clone();
+        let client = c.client.clone();
         let kv = ffi::block(async move { client.get(&key).await })?;
         let buf = kv.map_or(std::ptr::null_mut(), |kv| ffi::into_raw(etcdlock_buf { data: kv.value, mod_revision: kv.mod_revision }));
         unsafe { *out = buf };
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn etcdlock_delete(client: *mut etcdlock_client, key: *con
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
-        let client = c.shared.client.clone();
+        let client = c.client.clone();
         ffi::block(async move { client.delete(&key).await.map(drop) })
     })
 }

@@ -20,7 +20,7 @@ pub unsafe extern "C" fn etcdlock_lease_grant(client: *mut etcdlock_client, ttl_
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
-        let client = c.shared.client.clone();
+        let client = c.client.clone();
         let lease = ffi::block(async move { client.lease(ttl_s).await })?;
         unsafe { *out = ffi::into_raw(etcdlock_lease { lease, lost: Slot::new() }) };
         Ok(())

@@ -13,7 +13,6 @@ mod ffi;
 mod kv;
 mod lease;
 mod lock;
-mod pool;
 mod runtime;
 mod status;
 mod watch;

@@ -2,12 +2,11 @@
 
 use crate::callback::{self, etcdlock_lost_cb, Slot};
 use crate::cancel::etcdlock_cancel;
-use crate::client::{etcdlock_client, Shared};
+use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid};
-use etcdlock::{Client, ErrorKind, LockGuard, LockOptions, Mutex};
+use etcdlock::{Client, ErrorKind, LockGuard, LockOptions};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Wait without a time limit (for every `timeout_ms` argument).
 pub const ETCDLOCK_WAIT_FOREVER: i64 = -1;
@@ -18,37 +17,6 @@ pub struct etcdlock_lock {
     guard: Arc<LockGuard>,
     client: Client,
     lost: Arc<Slot>,
-}
-
-impl Shared {
-    /// Acquires `name` on the client's pooled lease for `ttl`. A pooled lease that turns out
-    /// to be lost (e.g. revoked by an operator, not yet noticed locally) is replaced, and the
-    /// acquire tried once more within what is left of the timeout.
-    async fn lock(self: Arc<Self>, name: Vec<u8>, ttl: i64, mut opts: LockOptions) -> etcdlock::Result<LockGuard> {
-        let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
-        let mut retried = false;
-        loop {
-            let (lease, fresh) = self.leases.get(&self.client, ttl).await?;
-            let result = match Mutex::with_lease(&lease, name.clone()) {
-                Ok(m) => m.lock_with(opts.clone()).await,
-                Err(e) => Err(e),
-            };
-            match result {
-                Err(e) if e.kind() == ErrorKind::LockLost => {
-                    self.leases.evict(ttl, &lease);
-                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                    if fresh || retried || left == Some(Duration::ZERO) {
-                        return Err(e);
-                    }
-                    retried = true;
-                    if left.is_some() {
-                        opts.timeout = left;
-                    }
-                }
-                r => return r,
-            }
-        }
-    }
 }
 
 /// Acquires the lock `name` (a NUL-terminated string, not ending in '/'), whose holder's
@@ -80,9 +48,9 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
         // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
         let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
         let opts = LockOptions { timeout, cancel };
-        let shared = c.shared.clone();
-        let guard = ffi::block(shared.lock(name, ttl_s, opts))?;
-        let lock = etcdlock_lock { guard: Arc::new(guard), client: c.shared.client.clone(), lost: Slot::new() };
+        let mutex = c.client.mutex(name, ttl_s)?;
+        let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
+        let lock = etcdlock_lock { guard: Arc::new(guard), client: c.client.clone(), lost: Slot::new() };
         unsafe { *out = ffi::into_raw(lock) };
         Ok(())
     })

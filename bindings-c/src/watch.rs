@@ -44,7 +44,7 @@ pub unsafe extern "C" fn etcdlock_watch_open(
             return Err(invalid(format!("start_revision must be >= 0, got {start_revision}")));
         }
         let opts = WatchOptions { prefix, start_revision: (start_revision > 0).then_some(start_revision), prev_kv: false };
-        let client = c.shared.client.clone();
+        let client = c.client.clone();
         let watch = ffi::block(async move { client.watch(key, opts).await })?;
         unsafe { *out = ffi::into_raw(etcdlock_watch { watch: Arc::new(tokio::sync::Mutex::new(watch)) }) };
         Ok(())

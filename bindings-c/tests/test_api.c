@@ -367,9 +367,49 @@ static int no_new_lease(const char *before, const char *after) {
     return 1;
 }
 
+/* Whether etcd has the lease `id` now. */
+static int lease_listed(int64_t id) {
+    char *list = lease_list(), want[40];
+    snprintf(want, sizeof want, "\n%" PRIx64 "\n", (uint64_t)id);
+    int found = list && strstr(list, want) != NULL;
+    free(list);
+    return found;
+}
+
+/* covers: LOCK-SESSION-001 */
+static void test_locks_share_the_clients_lease(void) {
+    etcdlock_client *c = connect_client(); /* own client: freed below, which revokes its lease */
+    char a[128], b[128], x[128];
+    unique(a, sizeof a, "sharea");
+    unique(b, sizeof b, "shareb");
+    unique(x, sizeof x, "sharex");
+    etcdlock_lock *la = NULL, *lb = NULL, *lx = NULL;
+    CHECK_RC(etcdlock_lock_acquire(c, a, 10, 0, NULL, &la), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_lock_acquire(c, b, 10, 0, NULL, &lb), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_lock_acquire(c, x, 11, 0, NULL, &lx), ETCDLOCK_OK);
+    if (!la || !lb || !lx) return;
+    int64_t shared = etcdlock_lock_lease_id(la);
+    CHECK(etcdlock_lock_lease_id(lb) == shared);
+    CHECK(etcdlock_lock_lease_id(lx) != shared); /* another TTL, another lease */
+    etcdlock_lock_free(la);
+    etcdlock_lock_free(lb);
+    etcdlock_lock_free(lx);
+    /* Later cycles reuse it: no grant, no revoke. */
+    for (int i = 0; i < 3; i++) {
+        etcdlock_lock *l = NULL;
+        CHECK_RC(etcdlock_lock_acquire(c, a, 10, 0, NULL, &l), ETCDLOCK_OK);
+        CHECK(l && etcdlock_lock_lease_id(l) == shared);
+        CHECK_RC(etcdlock_lock_release(l), ETCDLOCK_OK);
+        etcdlock_lock_free(l);
+    }
+    CHECK(lease_listed(shared));
+    etcdlock_client_free(c);
+    CHECK(!lease_listed(shared));
+}
+
 /* covers: LOCK-TRY-001 */
-/* covers: LOCK-TIMEOUT-001 (no lease left: no new lease in etcd's list; a C client keeps one pooled
- * lease per TTL for all its locks, granted by its first acquire and revoked by etcdlock_client_free) */
+/* covers: LOCK-TIMEOUT-001 (no lease left: no new lease in etcd's list; the client's locks of one TTL
+ * share one lease, which the holder here keeps in use) */
 static void test_try_once_and_timeout_cleanup(void) {
     etcdlock_client *other = connect_client();
     char name[128], prefix[140];
@@ -505,7 +545,7 @@ static void revoke_external(int64_t lease) {
 /* covers: RT-WRONGCTX-001 (a blocking call inside a lost callback: ETCDLOCK_E_WRONG_THREAD) */
 /* covers: LOCK-RELEASE-001 (release after loss: NOT_HELD) */
 static void test_lost_after_external_revoke(void) {
-    etcdlock_client *c = connect_client(); /* own client: its pooled lease gets revoked */
+    etcdlock_client *c = connect_client(); /* own client: its shared lease gets revoked */
     char name[128], prefix[140];
     unique(name, sizeof name, "lost");
     snprintf(prefix, sizeof prefix, "%s/", name);
@@ -1308,7 +1348,7 @@ static void test_close_fails_waiting_acquire(void) {
     CHECK(count_keys(prefix) == 1);
     CHECK(key_exists(holder_key));
     etcdlock_client_free(c);
-    /* Freeing a client that survived shutdown drops its pooled lease, which restarts the
+    /* Freeing a client that survived shutdown revokes its shared lease, which restarts the
      * runtime for a background revoke: stop it again so that no library thread outlives main. */
     CHECK_RC(etcdlock_shutdown(5000), ETCDLOCK_OK);
     snprintf(args, sizeof args, "lease revoke %s", lease_hex);
@@ -1329,6 +1369,7 @@ int main(void) {
     RUN(test_kv);
     RUN(test_lock_basic);
     RUN(test_lock_bad_args);
+    RUN(test_locks_share_the_clients_lease);
     RUN(test_try_once_and_timeout_cleanup);
     RUN(test_cancel_cleanup);
     RUN(test_lost_after_external_revoke);

@@ -14,6 +14,27 @@ function client(t) {
   return c;
 }
 
+// covers: LOCK-SESSION-001
+test("a client's locks with one TTL share one lease, across cycles; close() revokes it", async () => {
+  const c = new Client({ endpoints: ENDPOINTS });
+  const p = prefix('share');
+  const a = await c.lock(`${p}a`, { ttl: 7 });
+  const b = await c.lock(`${p}b`, { ttl: 7 });
+  const other = await c.lock(`${p}c`, { ttl: 9 });
+  assert.equal(a.leaseId, b.leaseId);
+  assert.notEqual(a.leaseId, other.leaseId);
+  await Promise.all([a.release(), b.release(), other.release()]);
+  for (let i = 0; i < 3; i++) {
+    const l = await c.lock(`${p}a`, { ttl: 7 });
+    assert.equal(l.leaseId, a.leaseId); // no grant, no revoke per cycle
+    await l.release();
+  }
+  const listed = () => etcdctl('lease', 'list').includes(a.leaseId.toString(16));
+  assert.ok(listed());
+  await c.close();
+  assert.ok(!listed());
+});
+
 // covers: LOCK-TRY-001
 test('timeout: 0 tries once: WOULD_BLOCK when taken, leaving no key; succeeds when free', async (t) => {
   const [a, b] = [client(t), client(t)];

@@ -169,6 +169,12 @@ impl NativeLock {
         key.map(|k| bytes_value(k).py().and_then(|c| c(py))).transpose()
     }
 
+    /// The ID of the latest acquisition's lease, or None before the first.
+    fn lease_id(&self) -> PyResult<Option<i64>> {
+        self.check().py()?;
+        Ok(self.shared.state.lock().unwrap().last.as_ref().map(|g| g.lease_id()))
+    }
+
     /// Why the latest acquisition was lost, or None.
     fn lost_reason(&self) -> PyResult<Option<&'static str>> {
         self.check().py()?;

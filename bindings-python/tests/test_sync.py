@@ -46,6 +46,22 @@ def test_lock_acquire_release(client, etcd, prefix):
     assert etcd.revision() == rev  # the second release changed nothing
 
 
+# covers: LOCK-SESSION-001
+def test_locks_of_one_ttl_share_the_clients_lease(etcd, prefix):
+    with etcdlock.Client(etcd.endpoints) as c:
+        a, b, other = c.lock(f"{prefix}/a", ttl=7), c.lock(f"{prefix}/b", ttl=7), c.lock(f"{prefix}/c", ttl=9)
+        assert a.lease_id is None
+        with a, b, other:
+            assert a.lease_id == b.lease_id != other.lease_id
+        shared = a.lease_id
+        # A new Lock object per cycle, as `with client.lock(name):` makes: no grant, no revoke.
+        for _ in range(3):
+            with c.lock(f"{prefix}/a", ttl=7) as held:
+                assert held.lease_id == shared
+        assert shared in etcd.leases()
+    assert shared not in etcd.leases()  # close() revoked it
+
+
 # covers: LOCK-TOKEN-001
 def test_tokens_increase_and_context_manager(client, prefix):
     tokens = []

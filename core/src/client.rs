@@ -7,6 +7,7 @@ use crate::kv::KeyValue;
 use crate::lease::Lease;
 use crate::mutex::Mutex;
 use crate::runtime;
+use crate::session::{self, Sessions};
 use crate::validate;
 use crate::watch::{Watch, WatchOptions};
 use crate::watch_hub::Hub;
@@ -28,6 +29,9 @@ pub struct ClientOptions {
     pub user: Option<(String, String)>,
     /// At most this many unary requests of this client are in flight at once; more wait.
     pub max_in_flight: usize,
+    /// The lease the client's locks of one TTL share is revoked after this long without any
+    /// acquisition or held lock (see [`Client::mutex`]).
+    pub idle_lease_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -37,6 +41,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(5),
             user: None,
             max_in_flight: 256,
+            idle_lease_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -74,13 +79,19 @@ pub(crate) struct Inner {
     pub keeper: Keeper,
     pub hub: Hub,
     pub monitors: Arc<crate::monitor::Deferred>,
+    pub sessions: Sessions,
 }
 
 impl Drop for Inner {
-    /// Stops the background tasks that only wait for `closed` (the late-monitor queue) when
-    /// the last handle goes without `close()`.
+    /// When the last handle goes without `close()`: stops the background tasks and revokes
+    /// the leases still kept alive (only the shared lock leases: any other has a handle, and
+    /// every handle holds the client).
     fn drop(&mut self) {
+        if self.closed.is_cancelled() || runtime::check_pid(self.pid).is_err() {
+            return;
+        }
         self.closed.cancel();
+        self.keeper.abandon_all(&self.etcd, Instant::now() + self.opts.request_timeout);
     }
 }
 
@@ -101,6 +112,7 @@ impl Client {
         let eps = validate::endpoints(&eps)?;
         validate::timeout("connect_timeout", opts.connect_timeout)?;
         validate::timeout("request_timeout", opts.request_timeout)?;
+        validate::timeout("idle_lease_timeout", opts.idle_lease_timeout)?;
         if opts.max_in_flight == 0 {
             return Err(Error::invalid("max_in_flight must be at least 1"));
         }
@@ -136,6 +148,7 @@ impl Client {
                 hub: Hub::new(etcd.clone(), closed.clone()),
                 rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
+                sessions: Sessions::default(),
                 etcd,
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,
@@ -144,6 +157,7 @@ impl Client {
             }),
         };
         runtime::register_client(Arc::downgrade(&client.inner));
+        session::start_sweep(Arc::downgrade(&client.inner), client.inner.opts.idle_lease_timeout, client.inner.closed.clone());
         // The connection is lazy: make one cheap linearizable read so that an unreachable or
         // leaderless cluster fails here, within connect_timeout, not on first use.
         client
@@ -177,7 +191,10 @@ impl Client {
         Lease::grant(self, ttl_secs, None).await
     }
 
-    /// A handle on the lock `name`. Sends nothing until it is locked.
+    /// A handle on the lock `name`. Sends nothing until it is locked. Its queue keys are bound
+    /// to the lease this client's locks with `ttl_secs` share (granted on first use, kept
+    /// alive while in use, revoked after `idle_lease_timeout` unused or when an acquire fails
+    /// with nothing else using it).
     pub fn mutex(&self, name: impl Into<Vec<u8>>, ttl_secs: i64) -> Result<Mutex> {
         Mutex::new(self, name.into(), ttl_secs)
     }

@@ -8,38 +8,16 @@ use crate::lease::Lease;
 use crate::lost::{LostFlag, LostReason, LostSignal};
 use crate::monitor;
 use crate::runtime;
+use crate::session::Use;
 use crate::watch_hub::Subscription;
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// etcd allows 128 operations per Txn.
 const MAX_OPS: usize = 128;
-
-/// Counts a use of a mutex handle's own lease; see `Mutex::cleanup`.
-#[derive(Debug)]
-pub(crate) struct Active(Option<Arc<AtomicUsize>>);
-
-impl Active {
-    pub fn new(counter: Arc<AtomicUsize>) -> Self {
-        counter.fetch_add(1, Ordering::AcqRel);
-        Active(Some(counter))
-    }
-
-    pub fn none() -> Self {
-        Active(None)
-    }
-}
-
-impl Drop for Active {
-    fn drop(&mut self) {
-        if let Some(c) = &self.0 {
-            c.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-}
 
 /// Proof of holding a lock, until [`LockGuard::release`], loss, or drop (which releases in
 /// the background).
@@ -69,7 +47,8 @@ pub(crate) struct Shared {
     pub acquired: Instant,
     /// Whether the monitor task was started (see `monitor`).
     pub monitored: AtomicBool,
-    _active: Active,
+    /// Keeps the client's shared lease from being swept until released.
+    lease_use: std::sync::Mutex<Option<Use>>,
 }
 
 impl LockGuard {
@@ -82,7 +61,7 @@ impl LockGuard {
         token: i64,
         lease: Lease,
         own_sub: Option<Subscription>,
-        active: Active,
+        lease_use: Option<Use>,
     ) -> LockGuard {
         let shared = Arc::new(Shared {
             client,
@@ -96,7 +75,7 @@ impl LockGuard {
             stop: CancellationToken::new(),
             acquired: Instant::now(),
             monitored: AtomicBool::new(false),
-            _active: active,
+            lease_use: std::sync::Mutex::new(lease_use),
         });
         match own_sub {
             // A long wait already watches the key: keep watching.
@@ -198,7 +177,9 @@ impl LockGuard {
         }
         self.shared.stop.cancel();
         let was_lost = self.lost_reason();
-        let deleted = self.shared.delete_key().await?;
+        let deleted = self.shared.delete_key().await;
+        self.shared.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let deleted = deleted?;
         match (was_lost, deleted) {
             (None, true) => Ok(()),
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),

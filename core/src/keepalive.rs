@@ -8,7 +8,7 @@
 
 use crate::backoff::Backoff;
 use crate::clock;
-use crate::lease::LeaseState;
+use crate::lease::{revoke_detached, LeaseState};
 use crate::lost::LostReason;
 use crate::runtime;
 use std::collections::{HashMap, VecDeque};
@@ -61,17 +61,30 @@ impl Keeper {
 
     /// On close: marks every lease lost and revokes them, all at once, bounded by `deadline`.
     pub async fn revoke_all(&self, etcd: &etcd_client::Client, deadline: Instant) {
-        let leases: Vec<_> = self.leases.lock().unwrap().drain().map(|(_, s)| s).collect();
-        let tasks: Vec<_> = leases
-            .into_iter()
-            .map(|state| {
-                state.lost.set(LostReason::Closed);
-                runtime::spawn(crate::lease::revoke_detached(etcd.clone(), state.id, deadline))
-            })
-            .collect();
+        let tasks: Vec<_> =
+            self.drain_lost().into_iter().map(|id| runtime::spawn(revoke_detached(etcd.clone(), id, deadline))).collect();
         for t in tasks {
             let _ = t.await;
         }
+    }
+
+    /// Like `revoke_all`, without waiting (the client was dropped without `close()`).
+    pub fn abandon_all(&self, etcd: &etcd_client::Client, deadline: Instant) {
+        for id in self.drain_lost() {
+            runtime::spawn_cleanup(revoke_detached(etcd.clone(), id, deadline));
+        }
+    }
+
+    /// Forgets every lease, marking it lost (`closed`); returns their IDs.
+    fn drain_lost(&self) -> Vec<i64> {
+        let leases: Vec<_> = self.leases.lock().unwrap().drain().map(|(_, s)| s).collect();
+        leases
+            .into_iter()
+            .map(|state| {
+                state.lost.set(LostReason::Closed);
+                state.id
+            })
+            .collect()
     }
 }
 

@@ -100,39 +100,55 @@ struct Handle {
     client: Client,
     state: Arc<LeaseState>,
     revoked: AtomicBool,
+    /// Revoked when the last handle is dropped (else its owner revokes it).
+    owned: bool,
 }
 
 impl Lease {
-    /// Grants a lease. The ID is chosen here, so that a grant whose answer was lost can be
-    /// retried without leaking a second lease.
+    /// Grants a lease, revoked when its last handle is dropped.
     pub(crate) async fn grant(client: &Client, ttl_secs: i64, deadline: Option<Instant>) -> Result<Lease> {
-        validate::ttl(ttl_secs)?;
-        client.check_open()?;
-        let id = rand::rng().random_range(1..i64::MAX);
-        let sent_at = clock::now();
-        let granted = client
-            .call(deadline, true, move |rpc| {
-                let mut c = rpc.lease.clone();
-                async move {
-                    match c.grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id))).await {
-                        Ok(r) => Ok(r.ttl()),
-                        // An earlier attempt got through: ask what it was granted.
-                        Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
-                            c.time_to_live(id, None).await.map(|r| r.granted_ttl())
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-            })
-            .await?;
-        if granted <= 0 {
-            return Err(Error::new(ErrorKind::Internal, format!("server granted lease {id:x} no TTL")));
-        }
-        let state = Arc::new(LeaseState::new(id, Duration::from_secs(granted as u64), sent_at));
-        client.inner.keeper.add(state.clone());
-        Ok(Lease { inner: Arc::new(Handle { client: client.clone(), state, revoked: AtomicBool::new(false) }) })
+        let state = grant(client, ttl_secs, deadline).await?;
+        Ok(Lease::new(client, state, true))
     }
 
+    /// A handle on a kept-alive lease; `owned`: revoke it when the last handle is dropped
+    /// (a client's shared lock lease is revoked by its `Session` instead).
+    pub(crate) fn new(client: &Client, state: Arc<LeaseState>, owned: bool) -> Lease {
+        Lease { inner: Arc::new(Handle { client: client.clone(), state, revoked: AtomicBool::new(false), owned }) }
+    }
+}
+
+/// Grants a lease and starts keeping it alive. The ID is chosen here, so that a grant whose
+/// answer was lost can be retried without leaking a second lease.
+pub(crate) async fn grant(client: &Client, ttl_secs: i64, deadline: Option<Instant>) -> Result<Arc<LeaseState>> {
+    validate::ttl(ttl_secs)?;
+    client.check_open()?;
+    let id = rand::rng().random_range(1..i64::MAX);
+    let sent_at = clock::now();
+    let granted = client
+        .call(deadline, true, move |rpc| {
+            let mut c = rpc.lease.clone();
+            async move {
+                match c.grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id))).await {
+                    Ok(r) => Ok(r.ttl()),
+                    // An earlier attempt got through: ask what it was granted.
+                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
+                        c.time_to_live(id, None).await.map(|r| r.granted_ttl())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        })
+        .await?;
+    if granted <= 0 {
+        return Err(Error::new(ErrorKind::Internal, format!("server granted lease {id:x} no TTL")));
+    }
+    let state = Arc::new(LeaseState::new(id, Duration::from_secs(granted as u64), sent_at));
+    client.inner.keeper.add(state.clone());
+    Ok(state)
+}
+
+impl Lease {
     pub fn id(&self) -> i64 {
         self.inner.state.id
     }
@@ -200,10 +216,15 @@ impl Handle {
         if self.revoked.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.state.lost.set(LostReason::Revoked);
-        self.client.inner.keeper.remove(self.state.id);
-        revoke_rpc(&self.client, self.state.id, deadline).await
+        revoke(&self.client, &self.state, deadline).await
     }
+}
+
+/// Marks a lease revoked, stops keeping it alive, and revokes it on the server.
+pub(crate) async fn revoke(client: &Client, state: &LeaseState, deadline: Option<Instant>) -> Result<()> {
+    state.lost.set(LostReason::Revoked);
+    client.inner.keeper.remove(state.id);
+    revoke_rpc(client, state.id, deadline).await
 }
 
 /// Revokes a lease by ID; "not found" counts as done. Runs even if the client is closing:
@@ -239,7 +260,7 @@ pub(crate) async fn revoke_detached(etcd: etcd_client::Client, id: i64, deadline
 impl Drop for Handle {
     fn drop(&mut self) {
         // Inherited through fork: the lease belongs to the parent, leave it alone.
-        if self.revoked.load(Ordering::Acquire) || runtime::check_pid(self.client.inner.pid).is_err() {
+        if !self.owned || self.revoked.load(Ordering::Acquire) || runtime::check_pid(self.client.inner.pid).is_err() {
             return;
         }
         self.revoked.store(true, Ordering::Release);

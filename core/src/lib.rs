@@ -32,6 +32,7 @@ mod lost;
 mod monitor;
 mod mutex;
 pub mod runtime;
+mod session;
 mod validate;
 mod watch;
 mod watch_hub;

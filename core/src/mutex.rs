@@ -7,7 +7,8 @@
 
 use crate::client::{closed_error, Client};
 use crate::error::{Error, ErrorKind, Result};
-use crate::guard::{Active, LockGuard};
+use crate::guard::LockGuard;
+use crate::session::{Session, Use};
 use crate::kv::KeyValue;
 use crate::lease::{Lease, LeaseState};
 use crate::lost::LostReason;
@@ -16,7 +17,6 @@ use crate::validate;
 use crate::watch_hub::{EventType, Msg, Spec, Subscription};
 use crate::backoff::Backoff;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -50,10 +50,11 @@ pub struct LockOptions {
 
 /// A handle on one lock name. Locking sends requests; creating the handle does not.
 ///
-/// The handle grants its own lease (with the TTL it was created with) on first use and keeps
-/// reusing it, so an uncontended lock/unlock cycle is two round trips. The lease is revoked when
-/// an acquire fails with no other acquisition or guard using it, and when the handle and its
-/// guards are dropped.
+/// Handles from [`Client::mutex`] bind their queue keys to the client's lease for their TTL,
+/// shared by all of the client's locks with that TTL (see `session.rs`), so an uncontended
+/// lock/unlock cycle is two round trips. That lease is granted on first use, replaced when
+/// lost, and revoked when an acquire fails with nothing else using it, after
+/// [`ClientOptions::idle_lease_timeout`](crate::ClientOptions) unused, and on close.
 ///
 /// ```no_run
 /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
@@ -70,11 +71,16 @@ pub struct Mutex {
     client: Client,
     name: Vec<u8>,
     prefix: Vec<u8>,
-    ttl: i64,
-    lease: tokio::sync::Mutex<Option<Lease>>,
-    shared_lease: bool,
-    /// Acquisitions in progress plus live guards that use this handle's own lease.
-    active: Arc<AtomicUsize>,
+    leases: Leases,
+}
+
+/// Where a handle's acquisitions get their lease.
+#[derive(Debug)]
+enum Leases {
+    /// The client's shared lease for a TTL.
+    Session(Arc<Session>),
+    /// The caller's lease ([`Mutex::with_lease`]): used as is, never revoked here.
+    Given(Lease),
 }
 
 /// Where a queue key stands after a read.
@@ -87,29 +93,22 @@ struct Position {
 
 impl Mutex {
     pub(crate) fn new(client: &Client, name: Vec<u8>, ttl: i64) -> Result<Mutex> {
-        validate::lock_name(&name)?;
         validate::ttl(ttl)?;
-        client.check_open()?;
-        let mut prefix = name.clone();
-        prefix.push(b'/');
-        Ok(Mutex {
-            client: client.clone(),
-            name,
-            prefix,
-            ttl,
-            lease: tokio::sync::Mutex::new(None),
-            shared_lease: false,
-            active: Arc::new(AtomicUsize::new(0)),
-        })
+        Mutex::on(client, name, Leases::Session(client.inner.sessions.get(ttl)))
     }
 
     /// A handle whose queue keys are bound to `lease` (never revoked by the mutex).
     pub fn with_lease(lease: &Lease, name: impl Into<Vec<u8>>) -> Result<Mutex> {
         lease.check_usable()?;
-        let mut m = Mutex::new(lease.client(), name.into(), lease.ttl())?;
-        m.lease = tokio::sync::Mutex::new(Some(lease.clone()));
-        m.shared_lease = true;
-        Ok(m)
+        Mutex::on(lease.client(), name.into(), Leases::Given(lease.clone()))
+    }
+
+    fn on(client: &Client, name: Vec<u8>, leases: Leases) -> Result<Mutex> {
+        validate::lock_name(&name)?;
+        client.check_open()?;
+        let mut prefix = name.clone();
+        prefix.push(b'/');
+        Ok(Mutex { client: client.clone(), name, prefix, leases })
     }
 
     pub fn name(&self) -> &[u8] {
@@ -139,7 +138,26 @@ impl Mutex {
             return Err(cancelled());
         }
 
-        let (lease, active) = self.take_lease(deadline).await?;
+        // The shared lease may be gone on the server before anyone here noticed (an operator
+        // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
+        let (lease, active, fresh) = self.take_lease(deadline).await?;
+        match self.acquire(lease, active, try_once, deadline, &cancel).await {
+            Attempt::LeaseGone(_) if !fresh => {
+                let (lease, active, _) = self.take_lease(deadline).await?;
+                self.acquire(lease, active, try_once, deadline, &cancel).await.into()
+            }
+            attempt => attempt.into(),
+        }
+    }
+
+    async fn acquire(
+        &self,
+        lease: Lease,
+        active: Option<Use>,
+        try_once: bool,
+        deadline: Option<Instant>,
+        cancel: &CancellationToken,
+    ) -> Attempt {
         let slot = lease.state().take_slot(&self.name);
         let key = self.queue_key(&lease, slot);
         let mut pending = PendingKey {
@@ -152,7 +170,16 @@ impl Mutex {
 
         // The enqueue is not raced against cancel or the deadline (it is bounded by the
         // request timeout): abandoning it in flight could let it land after our cleanup.
-        let result = match self.enqueue(&key, &lease, try_once).await {
+        let enqueued = self.enqueue(&key, &lease, try_once).await;
+        if let Err(e) = &enqueued {
+            if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") {
+                // The server lost the lease before our keepalives noticed.
+                lease.state().lost.set(LostReason::Expired);
+                self.cleanup(&mut pending, &lease, active).await;
+                return Attempt::LeaseGone(enqueued.err().expect("checked above"));
+            }
+        }
+        let result = match enqueued {
             Ok(Enqueued::Held(token)) => match lease.lost_reason() {
                 None => Ok((token, None)),
                 Some(reason) => Err(lost(reason)),
@@ -172,35 +199,30 @@ impl Mutex {
             Err(e) => Err(e),
         };
 
-        match result {
+        Attempt::Done(match result {
             Ok((token, own_sub)) => {
                 pending.armed = false;
                 Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, slot, token, lease, own_sub, active))
             }
             Err(e) => {
-                self.cleanup(&mut pending, active).await;
+                self.cleanup(&mut pending, &lease, active).await;
                 Err(e)
             }
-        }
+        })
     }
 
-    /// The lease for one acquisition, granting the handle's own lease if it has none alive.
-    async fn take_lease(&self, deadline: Option<Instant>) -> Result<(Lease, Active)> {
-        let mut slot = self.lease.lock().await;
-        let lease = match slot.as_ref() {
-            Some(l) if self.shared_lease => {
-                l.check_usable()?;
-                l.clone()
+    /// The lease for one acquisition, and whether it was just granted.
+    async fn take_lease(&self, deadline: Option<Instant>) -> Result<(Lease, Option<Use>, bool)> {
+        match &self.leases {
+            Leases::Session(session) => {
+                let (lease, active, fresh) = session.take(&self.client, deadline).await?;
+                Ok((lease, Some(active), fresh))
             }
-            Some(l) if l.is_alive() => l.clone(),
-            _ => {
-                let l = Lease::grant(&self.client, self.ttl, deadline).await?;
-                *slot = Some(l.clone());
-                l
+            Leases::Given(lease) => {
+                lease.check_usable()?;
+                Ok((lease.clone(), None, true))
             }
-        };
-        let active = if self.shared_lease { Active::none() } else { Active::new(self.active.clone()) };
-        Ok((lease, active))
+        }
     }
 
     /// Queue keys are `<name>/<lease hex>` (the Go layout), with `-<n>` appended while other
@@ -373,22 +395,33 @@ impl Mutex {
         Ok(own)
     }
 
-    /// Removes the queue key after a failed acquire: by revoking the handle's own lease when
-    /// nothing else uses it (which also deletes any key on it), else by deleting the key.
-    async fn cleanup(&self, pending: &mut PendingKey, active: Active) {
-        let mut slot = self.lease.lock().await;
-        drop(active);
-        if !self.shared_lease && self.active.load(Ordering::Acquire) == 0 {
-            if let Some(l) = slot.take() {
-                if l.revoke().await.is_ok() {
-                    pending.armed = false;
-                    return;
-                }
+    /// Removes the queue key after a failed acquire: by revoking the shared lease when nothing
+    /// else uses it (which also deletes any key on it), else by deleting the key.
+    async fn cleanup(&self, pending: &mut PendingKey, lease: &Lease, active: Option<Use>) {
+        if let (Leases::Session(session), Some(active)) = (&self.leases, active) {
+            if session.failed(&self.client, lease.id(), active).await {
+                pending.armed = false;
+                return;
             }
         }
-        drop(slot);
         if pending.delete(None).await.is_ok() {
             pending.armed = false;
+        }
+    }
+}
+
+/// How one acquisition on one lease ended.
+enum Attempt {
+    Done(Result<LockGuard>),
+    /// The server no longer has the lease (`LockLost`); nothing was enqueued.
+    LeaseGone(Error),
+}
+
+impl From<Attempt> for Result<LockGuard> {
+    fn from(a: Attempt) -> Self {
+        match a {
+            Attempt::Done(r) => r,
+            Attempt::LeaseGone(e) => Err(e),
         }
     }
 }

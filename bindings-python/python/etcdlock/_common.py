@@ -65,6 +65,12 @@ class LockState:
         return self._n.key()
 
     @property
+    def lease_id(self) -> Optional[int]:
+        """The ID of the latest acquisition's lease (None before the first). The client's
+        locks with one TTL share one lease, kept alive while any of them is in use."""
+        return self._n.lease_id()
+
+    @property
     def name(self) -> bytes:
         return self._n.name
 

@@ -50,7 +50,8 @@ class Client:
         self.close()
 
     def lock(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None) -> "Lock":
-        """A handle on the lock ``name`` (nothing is sent yet). Its lease has ``ttl`` seconds.
+        """A handle on the lock ``name`` (nothing is sent yet). Its key is bound to the lease of
+        ``ttl`` seconds that this client's locks with that TTL share (kept alive while in use).
         ``timeout`` is how long ``with client.lock(...)`` waits before raising ``LockTimeout``
         (None: forever)."""
         n = _args.to_bytes(name, "name")
