@@ -220,11 +220,14 @@ impl Handle {
     }
 }
 
-/// Marks a lease revoked, stops keeping it alive, and revokes it on the server.
+/// Marks a lease revoked, revokes it on the server, and stops keeping it alive.
 pub(crate) async fn revoke(client: &Client, state: &LeaseState, deadline: Option<Instant>) -> Result<()> {
     state.lost.set(LostReason::Revoked);
+    // Known to the keeper until the revoke is done: a close() or shutdown() racing with this
+    // then revokes it too, and waits for that, before the runtime may stop.
+    let result = revoke_rpc(client, state.id, deadline).await;
     client.inner.keeper.remove(state.id);
-    revoke_rpc(client, state.id, deadline).await
+    result
 }
 
 /// Revokes a lease by ID; "not found" counts as done. Runs even if the client is closing:
