@@ -41,7 +41,7 @@ def unique(tag: str) -> str:
 def lock_uncontended(endpoints: str, dur: float) -> Report:
     with etcdlock.Client(endpoints) as client:
         lock = client.lock(unique("lock"), ttl=30)
-        lock.acquire()  # grants the handle's lease before timing starts, as the Rust bench does
+        lock.acquire()  # grants the client's lease before timing starts, as the Rust bench does
         lock.release()
         n, deadline = 0, time.monotonic() + dur
         while time.monotonic() < deadline:

@@ -9,7 +9,8 @@
 
 use crate::guard::Shared;
 use crate::lost::LostReason;
-use crate::mutex::{recv, WATCH_OWN_KEY_AFTER};
+use crate::error::ErrorKind;
+use crate::mutex::{own_key_revision, recv, WATCH_OWN_KEY_AFTER};
 use crate::runtime;
 use crate::watch_hub::{EventType, Msg, Spec, Subscription};
 use std::collections::VecDeque;
@@ -89,7 +90,7 @@ async fn monitor(shared: Weak<Shared>, own_sub: Option<Subscription>) {
     else {
         return;
     };
-    let spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
+    let mut spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
     // Watching from token + 1, a delete is seen even if the watch starts late.
     let mut sub = own_sub;
     let own_after = tokio::time::sleep_until(acquired + WATCH_OWN_KEY_AFTER);
@@ -104,6 +105,16 @@ async fn monitor(shared: Weak<Shared>, own_sub: Option<Subscription>) {
             msg = recv(&mut sub) => match msg {
                 Some(Msg::Events(ev)) if ev.iter().any(|e| e.event_type == EventType::Delete) => break LostReason::KeyDeleted,
                 Some(Msg::Created { .. }) => backoff.reset(),
+                // The watch's start was compacted away: a delete in between is no longer in
+                // etcd's history, so look at the key itself (on error, the retry below).
+                Some(Msg::Failed(e)) if e.kind() == ErrorKind::Compacted => match own_key_revision(&client, &spec.key, token).await {
+                    Ok(None) => break LostReason::KeyDeleted,
+                    Ok(Some(rev)) => {
+                        spec.start_revision = rev + 1;
+                        sub = Some(client.inner.hub.subscribe(spec.clone()));
+                    }
+                    Err(_) => {}
+                },
                 Some(_) => {}
                 None => {
                     // Resumes from token + 1: a delete during the outage is still seen.

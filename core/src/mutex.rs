@@ -320,7 +320,7 @@ impl Mutex {
     /// if one was opened, for the guard to keep.
     async fn wait(&self, key: &[u8], my_rev: i64, mut pos: Position, lease: &Lease) -> Result<Option<Subscription>> {
         let hub = &self.client.inner.hub;
-        let own_spec = Spec { key: key.to_vec(), prefix: false, start_revision: my_rev + 1, prev_kv: false, only_deletes: true };
+        let mut own_spec = Spec { key: key.to_vec(), prefix: false, start_revision: my_rev + 1, prev_kv: false, only_deletes: true };
         // Our own key is watched only once the wait lasts (from my_rev + 1, so a delete in
         // between is still seen): quick handoffs then cost the server no extra watch.
         let mut own: Option<Subscription> = None;
@@ -377,6 +377,15 @@ impl Mutex {
                     msg = recv(&mut own) => match msg {
                         Some(Msg::Events(events)) if events.iter().any(|e| e.event_type == EventType::Delete) => {
                             return Err(lost(LostReason::KeyDeleted));
+                        }
+                        Some(Msg::Failed(e)) if e.kind() == ErrorKind::Compacted => {
+                            match own_key_revision(&self.client, key, my_rev).await? {
+                                None => return Err(lost(LostReason::KeyDeleted)),
+                                Some(rev) => {
+                                    own_spec.start_revision = rev + 1;
+                                    own = Some(hub.subscribe(own_spec.clone()));
+                                }
+                            }
                         }
                         Some(_) => {}
                         None => {
@@ -491,6 +500,20 @@ impl Drop for PendingKey {
             }
         });
     }
+}
+
+/// After a watch on a queue key lost its history (the start revision was compacted): the
+/// revision to watch on from if the key is still the one created at `created`, else None.
+pub(crate) async fn own_key_revision(client: &Client, key: &[u8], created: i64) -> Result<Option<i64>> {
+    let key = key.to_vec();
+    let resp = client
+        .call(None, true, move |rpc| {
+            let (mut kv, key) = (rpc.kv.clone(), key.clone());
+            async move { kv.get(key, Some(GetOptions::new().with_keys_only())).await }
+        })
+        .await?;
+    let ours = resp.kvs().first().is_some_and(|kv| kv.create_revision() == created);
+    Ok(ours.then(|| resp.header().map_or(0, |h| h.revision())))
 }
 
 /// Receives from an optional subscription (pending forever when there is none).

@@ -260,6 +260,25 @@ async fn holder_learns_of_a_deleted_key_without_asking_for_the_lost_signal() {
     client.close().await;
 }
 
+// covers: LOCK-LOST-002
+#[tokio::test]
+async fn holder_learns_of_a_deleted_key_even_when_its_watch_start_was_compacted() {
+    // The monitor watches the key from token + 1. With that revision compacted away (etcd
+    // auto-compaction, or an outage longer than its retention) it must re-read the key instead.
+    let etcd = Etcd::start(1);
+    let eps = etcd.endpoints();
+    let client = client_for(&eps).await;
+    let g = client.mutex("lock", 10).unwrap().lock().await.unwrap();
+    let mut raw = raw(&eps).await;
+    raw.delete(g.key(), None).await.unwrap();
+    let head = raw.put("after", "x", None).await.unwrap().header().unwrap().revision();
+    raw.compact(head, None).await.unwrap();
+    let lost = tokio::time::timeout(Duration::from_secs(5), g.lost().wait()).await;
+    assert_eq!(lost.ok(), Some(LostReason::KeyDeleted));
+    assert!(!g.is_held());
+    client.close().await;
+}
+
 // covers: LOCK-FENCED-001
 #[tokio::test]
 async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
