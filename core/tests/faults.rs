@@ -128,3 +128,53 @@ async fn compacting_to_the_head_during_contention_costs_waiters_nothing() {
     assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
     c.close().await;
 }
+
+// covers: FAULT-QUORUM-001
+#[tokio::test]
+async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
+    let etcd = Etcd::start(3);
+    let eps = etcd.endpoints();
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_secs(2), ..Default::default() };
+    let holder = etcdlock::Client::connect(&eps, opts.clone()).await.unwrap();
+    let waiter = etcdlock::Client::connect(&eps, opts).await.unwrap();
+    let g = holder.mutex("quorum", 3).unwrap().lock().await.unwrap();
+    let wm = waiter.mutex("quorum", 3).unwrap();
+    let wait = tokio::spawn(async move {
+        let t0 = std::time::Instant::now();
+        let r = wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(2)), cancel: None }).await;
+        (r.map(drop), t0.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await; // the waiter is queued
+
+    // Two of three members frozen: no quorum, no keepalive can succeed anywhere.
+    let leader = etcd.leader().await;
+    let frozen = [leader, (leader + 1) % 3];
+    frozen.iter().for_each(|&i| etcd.signal(i, libc::SIGSTOP));
+    let t0 = std::time::Instant::now();
+    let reason = tokio::time::timeout(Duration::from_secs(6), g.lost().wait()).await;
+    let lost_after = t0.elapsed();
+    // Lost locally by the deadline (TTL 3 s minus the margin), not whenever the server decides.
+    assert_eq!(reason.ok(), Some(etcdlock::LostReason::Expired));
+    assert!(lost_after < Duration::from_secs(3), "lost only after {lost_after:?}");
+    assert!(!g.is_held());
+    // The waiter gives up at its timeout: bounded, no hang, even though its cleanup cannot
+    // reach a quorum (it goes on in the background).
+    let (r, took) = tokio::time::timeout(Duration::from_secs(15), wait).await.expect("waiter hung").unwrap();
+    assert_eq!(r.unwrap_err().kind(), etcdlock::ErrorKind::Timeout);
+    assert!(took < Duration::from_secs(8), "waiter returned after {took:?}");
+
+    frozen.iter().for_each(|&i| etcd.signal(i, libc::SIGCONT));
+    // The server may still have the old lease (a new leader extends leases): our handle stays
+    // lost, the stale key goes (release, background cleanup), and the lock works again.
+    assert_eq!(g.release().await.unwrap_err().kind(), etcdlock::ErrorKind::NotHeld);
+    assert!(!g.is_held());
+    let again = tokio::time::timeout(Duration::from_secs(20), holder.mutex("quorum", 3).unwrap().lock())
+        .await
+        .expect("the lock never came back after quorum returned")
+        .unwrap();
+    assert!(again.fencing_token() > g.fencing_token());
+    again.release().await.unwrap();
+    assert!(eventually(Duration::from_secs(10), || async { keys_under(&eps, "quorum/").await.is_empty() }).await);
+    holder.close().await;
+    waiter.close().await;
+}
