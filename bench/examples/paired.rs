@@ -1,11 +1,13 @@
 //! `cargo run --release -p etcdlock-bench --example paired -- URL [CYCLES]`
 //!
 //! Latency of an etcdlock lock/release cycle next to the raw loop's put-if-absent Txn and
-//! Delete, alternating in one task against the etcd at URL. Throughput runs on a shared
+//! Delete, alternating in one task against the etcd at URL. Also the same RPCs the lock sends
+//! (the enqueue Txn with its queue read, the fenced delete Txn) sent raw, which splits the
+//! difference into what etcd charges for the lock's requests and what the library adds. Throughput runs on a shared
 //! machine drift by +-20 % between runs; paired medians differ by a few microseconds, which
 //! is what finding the library's overhead needs.
 
-use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
+use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -23,7 +25,9 @@ async fn run(endpoint: String, cycles: usize) {
     let mutex = client.mutex(format!("paired/{}/lock", std::process::id()), 60).unwrap();
     mutex.lock().await.unwrap().release().await.unwrap();
 
-    let mut samples: [Vec<Duration>; 4] = Default::default();
+    let shaped = format!("paired/{}/shaped/", std::process::id());
+    let shaped_key = format!("{shaped}{lease:x}");
+    let mut samples: [Vec<Duration>; 6] = Default::default();
     for _ in 0..cycles {
         let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
         let t0 = Instant::now();
@@ -35,7 +39,22 @@ async fn run(endpoint: String, cycles: usize) {
         let t3 = Instant::now();
         guard.release().await.unwrap();
         let t4 = Instant::now();
-        for (s, d) in samples.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3]) {
+        // The lock's own requests, raw: enqueue (put-if-absent + newest key under the prefix),
+        // then the fenced delete.
+        let newest = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1).with_keys_only();
+        let put = TxnOp::put(shaped_key.clone(), "", Some(PutOptions::new().with_lease(lease)));
+        let enqueue = Txn::new()
+            .when([Compare::create_revision(shaped_key.clone(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::get(shaped.clone(), Some(newest)), put]);
+        let t5 = Instant::now();
+        let token = raw.txn(enqueue).await.unwrap().header().unwrap().revision();
+        let t6 = Instant::now();
+        let fenced = Txn::new()
+            .when([Compare::create_revision(shaped_key.clone(), CompareOp::Equal, token)])
+            .and_then([TxnOp::delete(shaped_key.clone(), None)]);
+        assert!(raw.txn(fenced).await.unwrap().succeeded());
+        let t7 = Instant::now();
+        for (s, d) in samples.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5, t7 - t6]) {
             s.push(d);
         }
     }
@@ -43,10 +62,12 @@ async fn run(endpoint: String, cycles: usize) {
         v.sort();
         v[v.len() / 2]
     };
-    let [mut txn, mut delete, mut lock, mut release] = samples;
+    let [mut txn, mut delete, mut lock, mut release, mut enq, mut fdel] = samples;
     let (txn, delete, lock, release) = (median(&mut txn), median(&mut delete), median(&mut lock), median(&mut release));
+    let (enq, fdel) = (median(&mut enq), median(&mut fdel));
     println!("raw:  txn {txn:>10.1?}  delete  {delete:>10.1?}  cycle {:>10.1?}", txn + delete);
     println!("lock: lock {lock:>9.1?}  release {release:>10.1?}  cycle {:>10.1?}", lock + release);
+    println!("the lock's RPCs sent raw: enqueue {enq:>9.1?}  fenced delete {fdel:>9.1?}  cycle {:>10.1?}", enq + fdel);
     println!("raw cycle / lock cycle (medians): {:.3}", (txn + delete).as_secs_f64() / (lock + release).as_secs_f64());
     client.close().await;
     let _ = raw.lease_revoke(lease).await;
