@@ -170,15 +170,15 @@ impl Mutex {
 
         // The enqueue is not raced against cancel or the deadline (it is bounded by the
         // request timeout): abandoning it in flight could let it land after our cleanup.
-        let enqueued = self.enqueue(&key, &lease, try_once).await;
-        if let Err(e) = &enqueued {
-            if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") {
+        let enqueued = match self.enqueue(&key, &lease, try_once).await {
+            Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
                 self.cleanup(&mut pending, &lease, active).await;
-                return Attempt::LeaseGone(enqueued.err().expect("checked above"));
+                return Attempt::LeaseGone(e);
             }
-        }
+            r => r,
+        };
         let result = match enqueued {
             Ok(Enqueued::Held(token)) => match lease.lost_reason() {
                 None => Ok((token, None)),
