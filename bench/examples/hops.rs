@@ -2,9 +2,10 @@
 //!
 //! What a blocking binding pays to enter the shared runtime: lock/release cycles from a plain
 //! thread, alternating (a) the whole cycle in one `runtime::block_on`, (b) one `block_on` per
-//! call, as the C binding and Python's worker threads do, and (c) one `Handle::block_on` per
-//! call, polled on the calling thread, as Python's main thread does. Prints the medians; (b) and
-//! (c) minus (a) is the cost of one extra trip into the runtime and back.
+//! call, as the C binding and Python's sync API do (the caller spins briefly before it sleeps),
+//! and (c) one `Handle::block_on` per call, polled on the calling thread, which sleeps at once.
+//! Prints the medians; (b) and (c) minus (a) is the cost of one extra trip into the runtime and
+//! back.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@ use pyo3::IntoPyObjectExt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Builds the Python result; runs with the GIL, on the thread that receives the outcome.
@@ -73,35 +73,25 @@ impl Op {
 impl Op {
     /// Runs the call, blocking this thread with the GIL released.
     ///
-    /// On the main thread the future is polled right here (`Handle::block_on`): the reply
-    /// wakes this thread directly, one thread hop fewer than spawn-and-notify, and the thread
-    /// wakes every 20 ms to run signal handlers. When one raises (Ctrl-C), a cancellable call is
-    /// cancelled and its cleanup awaited before the exception propagates. Other threads (which
-    /// get no signals) hand the future to the runtime and sleep until it is done, so that no
-    /// tokio timer is ever polled from a thread that may outlive the runtime at exit.
+    /// The future runs on the core runtime (`runtime::Blocking`, which spins briefly before it
+    /// sleeps: a local etcd answers within that). The main thread wakes every 20 ms to let
+    /// Python run signal handlers; when one raises (Ctrl-C), a cancellable call is cancelled and
+    /// its cleanup awaited before the exception propagates. Other threads get no signals and
+    /// sleep until the call is done.
     fn wait(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let mut fut = self.take()?;
-        runtime::check_not_in_runtime().map_err(to_py)?;
-        if !is_main_thread() {
-            let slot = Arc::new(Slot::default());
-            let fill = Fill::new(&slot);
-            runtime::spawn(async move { fill.set(fut.await) });
-            let outcome = py.detach(|| slot.wait());
-            return outcome.map_err(to_py).and_then(|convert| convert(py));
-        }
-        let handle = runtime::handle();
+        let mut task = runtime::Blocking::start(self.take()?).map_err(to_py)?;
+        let slice = is_main_thread().then_some(SIGNAL_POLL);
         loop {
-            let step = py.detach(|| handle.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut fut).await.ok() }));
-            if let Some(outcome) = step {
+            if let Some(outcome) = py.detach(|| task.wait(slice)).map_err(to_py)? {
                 return outcome.map_err(to_py).and_then(|convert| convert(py));
             }
             if let Err(interrupt) = py.check_signals() {
                 if let Some(cancel) = &self.cancel {
                     cancel.cancel();
-                    let outcome = py.detach(|| handle.block_on(fut));
+                    let outcome = py.detach(|| task.wait(None));
                     let undo = self.undo.lock().unwrap().take();
-                    if let (Ok(_), Some(undo)) = (outcome, undo) {
-                        py.detach(|| handle.block_on(undo()));
+                    if let (Ok(Some(Ok(_))), Some(undo)) = (outcome, undo) {
+                        let _ = py.detach(|| runtime::block_on(undo()));
                     }
                 }
                 return Err(interrupt);
@@ -134,58 +124,13 @@ impl Op {
     }
 }
 
-/// Linux: the main thread's thread id is the process id.
+/// Linux: the main thread's thread id is the process id (asked once per thread).
 fn is_main_thread() -> bool {
-    // SAFETY: gettid takes no arguments and cannot fail.
-    (unsafe { libc::syscall(libc::SYS_gettid) }) as u32 == std::process::id()
-}
-
-/// A one-shot result slot a blocked (non-main) Python thread waits on.
-#[derive(Default)]
-struct Slot {
-    state: Mutex<Option<Outcome>>,
-    cv: Condvar,
-}
-
-impl Slot {
-    fn wait(&self) -> Outcome {
-        let mut state = self.state.lock().unwrap();
-        loop {
-            if let Some(o) = state.take() {
-                return o;
-            }
-            state = self.cv.wait(state).unwrap();
-        }
+    thread_local! {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        static MAIN: bool = (unsafe { libc::syscall(libc::SYS_gettid) }) as u32 == std::process::id();
     }
-
-    fn put(&self, outcome: Outcome) {
-        *self.state.lock().unwrap() = Some(outcome);
-        self.cv.notify_all();
-    }
-}
-
-/// The sending side. Dropped unfilled (the runtime shut down under the task), it reports
-/// `Closed`, so no thread waits forever.
-struct Fill(Option<Arc<Slot>>);
-
-impl Fill {
-    fn new(slot: &Arc<Slot>) -> Fill {
-        Fill(Some(slot.clone()))
-    }
-
-    fn set(mut self, outcome: Outcome) {
-        if let Some(slot) = self.0.take() {
-            slot.put(outcome);
-        }
-    }
-}
-
-impl Drop for Fill {
-    fn drop(&mut self) {
-        if let Some(slot) = self.0.take() {
-            slot.put(Err(runtime_gone()));
-        }
-    }
+    MAIN.with(|m| *m)
 }
 
 pub fn runtime_gone() -> Error {
