@@ -61,11 +61,12 @@ def main():
     data_root = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     samples = {}
     with etcd_harness.Cluster(1, data_root=data_root) as etcd:
-        # Rounds interleave the languages, and etcd's history is compacted and defragmented
-        # before each run: a server whose database keeps growing gets slower, which would
-        # otherwise count against whichever language runs last.
+        # Rounds interleave the languages, each round starting with the next one (the machine's
+        # speed drifts within a round), and etcd's history is compacted and defragmented before
+        # each run: a server whose database keeps growing gets slower, which would otherwise
+        # count against whichever language runs last.
         for rnd in range(args.rounds):
-            for lang in langs:
+            for lang in langs[rnd % len(langs):] + langs[:rnd % len(langs)]:
                 print(f"# round {rnd + 1}/{args.rounds}: {lang}", file=sys.stderr, flush=True)
                 compact(etcd)
                 out = subprocess.run(commands(lang, etcd.endpoints_str, args.seconds, 1),
