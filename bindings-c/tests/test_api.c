@@ -370,7 +370,7 @@ static int no_new_lease(const char *before, const char *after) {
 /* Whether etcd has the lease `id` now. */
 static int lease_listed(int64_t id) {
     char *list = lease_list(), want[40];
-    snprintf(want, sizeof want, "\n%" PRIx64 "\n", (uint64_t)id);
+    snprintf(want, sizeof want, "\n%016" PRIx64 "\n", (uint64_t)id); /* etcdctl pads to 16 digits */
     int found = list && strstr(list, want) != NULL;
     free(list);
     return found;
