@@ -69,12 +69,15 @@ async fn etcdctl_lock_and_our_mutex_share_one_queue() {
 async fn compacting_to_the_head_during_contention_costs_waiters_nothing() {
     // Waiters watch their predecessor and (after 50 ms) their own key from revisions that the
     // compactor keeps removing; holders' monitors watch from their token. None of that may
-    // surface as an error, a lost lock, a stall or an overlap.
+    // surface as an error, a lost lock, a stall or an overlap. A private server: compacting the
+    // shared one would break other tests' watches (etcdctl lock gives up on a compacted watch).
+    let etcd = Etcd::start(1);
+    let eps = etcd.endpoints();
     let name = prefix("compactwait") + "lock";
     let counter = prefix("compactwait") + "counter";
     let stop = etcdlock::CancellationToken::new();
     let compactor = {
-        let (stop, eps) = (stop.clone(), shared().endpoints());
+        let (stop, eps) = (stop.clone(), eps.clone());
         tokio::spawn(async move {
             let mut raw = raw(&eps).await;
             let mut n = 0;
@@ -91,9 +94,9 @@ async fn compacting_to_the_head_during_contention_costs_waiters_nothing() {
     };
     let mut workers = Vec::new();
     for w in 0..6u64 {
-        let (name, counter) = (name.clone(), counter.clone());
+        let (name, counter, eps) = (name.clone(), counter.clone(), eps.clone());
         workers.push(tokio::spawn(async move {
-            let client = client().await;
+            let client = client_for(&eps).await;
             let m = client.mutex(name, 10).unwrap();
             let mut tokens = Vec::new();
             for i in 0..8u64 {
@@ -118,14 +121,14 @@ async fn compacting_to_the_head_during_contention_costs_waiters_nothing() {
     stop.cancel();
     let compactions = compactor.await.unwrap();
     assert!(compactions >= 5, "only {compactions} compactions ran");
-    let c = client().await;
+    let c = client_for(&eps).await;
     let total = c.get(counter.as_bytes()).await.unwrap().unwrap().value;
     // Every guarded increment saw the previous one: no two holders overlapped.
     assert_eq!(String::from_utf8(total).unwrap(), "48");
     tokens.sort();
     tokens.dedup();
     assert_eq!(tokens.len(), 48);
-    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
+    assert!(keys_under(&eps, &format!("{name}/")).await.is_empty());
     c.close().await;
 }
 
