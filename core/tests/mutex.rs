@@ -302,6 +302,23 @@ async fn guarded_write_refused_after_loss_and_unlock_is_fenced() {
     client.close().await;
 }
 
+// covers: LOCK-FENCED-001
+#[tokio::test]
+async fn release_never_deletes_a_key_recreated_under_the_same_name() {
+    // Deleted by an operator, then recreated under the very same name and lease by someone else
+    // (a Go client sharing the lease would use that name): a delete by name would remove it.
+    let client = client().await;
+    let g = client.mutex(prefix("samename") + "lock", 10).unwrap().lock().await.unwrap();
+    let mut raw = raw(&shared().endpoints()).await;
+    raw.delete(g.key(), None).await.unwrap();
+    raw.put(g.key(), "someone else", Some(etcd_client::PutOptions::new().with_lease(g.lease_id()))).await.unwrap();
+    assert_eq!(g.release().await.unwrap_err().kind(), ErrorKind::NotHeld);
+    let left = raw.get(g.key(), None).await.unwrap();
+    assert_eq!(left.kvs().first().map(|kv| kv.value().to_vec()), Some(b"someone else".to_vec()));
+    raw.delete(g.key(), None).await.unwrap();
+    client.close().await;
+}
+
 // covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-BADKEY-001, CONN-BADURL-001, CONN-CLOSED-001
 #[tokio::test]
 async fn bad_inputs_are_rejected_before_anything_is_sent() {
@@ -318,6 +335,9 @@ async fn bad_inputs_are_rejected_before_anything_is_sent() {
         let e = etcdlock::Client::connect(eps.clone(), Default::default()).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{eps:?}");
     }
+    let zero_idle = etcdlock::ClientOptions { idle_lease_timeout: Duration::ZERO, ..Default::default() };
+    let e = etcdlock::Client::connect(shared().endpoints(), zero_idle).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     client.close().await;
     assert_eq!(client.get(b"k").await.unwrap_err().kind(), ErrorKind::Closed);
     assert_eq!(client.mutex("ok", 10).unwrap_err().kind(), ErrorKind::Closed);
