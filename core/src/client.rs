@@ -2,7 +2,7 @@
 
 use crate::backoff::retry;
 use crate::error::{Error, ErrorKind, Result};
-use crate::keepalive::Keeper;
+use crate::keepalive::{Keeper, Paths};
 use crate::kv::KeyValue;
 use crate::lease::Lease;
 use crate::mutex::Mutex;
@@ -130,13 +130,14 @@ impl Client {
         let deadline = Instant::now() + opts.connect_timeout;
         // Connect on the shared runtime so the connection's background tasks live there and
         // outlive whatever runtime the caller is on.
-        let etcd = runtime::spawn(async move {
-            retry(Some(deadline), || {
+        let connect = {
+            let (eps, copts) = (eps.clone(), copts.clone());
+            move || {
                 let (eps, copts) = (eps.clone(), copts.clone());
                 async move { Ok(etcd_client::Client::connect(eps, Some(copts)).await?) }
-            })
-            .await
-        })
+            }
+        };
+        let etcd = runtime::spawn(async move { retry(Some(deadline), connect).await })
         .await
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
         .map_err(connect_error)?;
@@ -144,7 +145,7 @@ impl Client {
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(etcd.clone(), closed.clone()),
+                keeper: Keeper::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
                 hub: Hub::new(etcd.clone(), closed.clone()),
                 rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),

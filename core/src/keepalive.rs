@@ -3,8 +3,14 @@
 //! A background task sends a keepalive for each lease every TTL/3 and credits each response to
 //! the oldest unanswered send of that lease (responses carry no request ID), which moves the
 //! lease's local deadline to `send time + TTL - margin`. A lease whose deadline passes, or
-//! that the server reports gone (TTL <= 0), is marked lost. When the stream breaks it is
-//! reopened with backoff and every lease is renewed at once.
+//! that the server reports gone (TTL <= 0), is marked lost. When the stream breaks or goes
+//! silent it is reopened on the next member and every lease is renewed at once.
+//!
+//! The stream talks to one member at a time over a connection of its own, not through the
+//! client's balanced channel: a member whose network silently drops everything keeps its
+//! connection open, so the balancer would go on choosing it (until HTTP/2 pings give up, after
+//! 15 s) and a short lease would expire meanwhile. Rotating through the members finds a
+//! reachable one within a fraction of the TTL.
 
 use crate::backoff::Backoff;
 use crate::clock;
@@ -18,9 +24,12 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// How long an open attempt, or an unanswered keepalive, may take before the stream is
-/// considered dead and reopened (it may sit on a member that lost its network).
-const STREAM_STALL: Duration = Duration::from_secs(3);
+/// How long an open attempt, or an unanswered keepalive, may take before the member is
+/// considered unreachable and the next one tried: a sixth of the shortest TTL (so that a
+/// stream found silent after a send at TTL/3, and one more silent member, still leave time
+/// before the deadline), within these bounds.
+const STALL_MIN: Duration = Duration::from_millis(500);
+const STALL_MAX: Duration = Duration::from_secs(3);
 
 pub(crate) struct Keeper {
     tx: mpsc::UnboundedSender<Cmd>,
@@ -43,9 +52,9 @@ struct Entry {
 type Stream = (etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream);
 
 impl Keeper {
-    pub fn new(etcd: etcd_client::Client, closed: CancellationToken) -> Self {
+    pub fn new(paths: Paths, closed: CancellationToken) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        runtime::spawn(run(etcd, closed, rx));
+        runtime::spawn(run(paths, closed, rx));
         Keeper { tx, leases: Default::default() }
     }
 
@@ -102,20 +111,59 @@ fn send(stream: &Stream, id: i64) -> bool {
     stream.0.sender.try_send(request(id)).is_ok()
 }
 
-async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+/// The member the stream talks to, on a connection of its own (the client's own connection
+/// when there is only one endpoint).
+pub(crate) struct Paths {
+    shared: etcd_client::Client,
+    endpoints: Vec<String>,
+    opts: etcd_client::ConnectOptions,
+    current: usize,
+    conn: Option<etcd_client::Client>,
+}
+
+impl Paths {
+    pub fn new(shared: etcd_client::Client, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
+        // A random first member spreads the streams of many clients.
+        let current = rand::random_range(0..endpoints.len().max(1));
+        Paths { shared, endpoints, opts, current, conn: None }
+    }
+
+    async fn client(&mut self, limit: Duration) -> Option<etcd_client::Client> {
+        if self.endpoints.len() <= 1 {
+            return Some(self.shared.clone());
+        }
+        if self.conn.is_none() {
+            let ep = [self.endpoints[self.current].clone()];
+            self.conn = tokio::time::timeout(limit, etcd_client::Client::connect(ep, Some(self.opts.clone()))).await.ok()?.ok();
+        }
+        self.conn.clone()
+    }
+
+    /// The current member failed or went silent: the next one, on a fresh connection.
+    fn next(&mut self) {
+        self.conn = None;
+        self.current = (self.current + 1) % self.endpoints.len().max(1);
+    }
+}
+
+fn stall_limit(leases: &HashMap<i64, Entry>) -> Duration {
+    leases.values().map(|e| e.state.ttl / 6).min().unwrap_or(STALL_MAX).clamp(STALL_MIN, STALL_MAX)
+}
+
+async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut leases: HashMap<i64, Entry> = HashMap::new();
     let mut stream: Option<Stream> = None;
     let mut backoff = Backoff::default();
     let mut retry_at = Instant::now();
     loop {
         if stream.is_none() && !leases.is_empty() && Instant::now() >= retry_at {
-            // Opening can take up to STREAM_STALL; a lease whose deadline comes first must
-            // still be reported lost on time.
+            // Opening can take a while; a lease whose deadline comes first must still be
+            // reported lost on time.
             let earliest = leases.values().map(|e| e.state.deadline()).min().unwrap_or_default();
             let until_earliest = earliest.saturating_sub(clock::now());
             tokio::select! {
                 _ = tokio::time::sleep(until_earliest) => {}
-                s = open(&etcd, &mut leases) => match s {
+                s = open(&mut paths, &mut leases) => match s {
                     Some(s) => {
                         backoff.reset();
                         stream = Some(s);
@@ -136,6 +184,7 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
         let mut wake = now + Duration::from_secs(3600);
         let mut broken = false;
         let mut dead = Vec::new();
+        let stall = stall_limit(&leases);
         for (id, e) in leases.iter_mut() {
             if e.state.check_deadline() {
                 dead.push(*id);
@@ -150,9 +199,10 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
                     }
                 }
                 if let Some((_, at)) = e.sent.front() {
-                    if now.duration_since(*at) > STREAM_STALL {
+                    if now.duration_since(*at) > stall {
                         broken = true;
                     }
+                    wake = wake.min(*at + stall + Duration::from_millis(1));
                 }
                 wake = wake.min(e.next_send);
             }
@@ -163,6 +213,7 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
             leases.remove(&id);
         }
         if broken {
+            paths.next();
             drop_stream(&mut stream, &mut leases, &mut retry_at, &mut backoff);
             continue;
         }
@@ -193,7 +244,10 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
                         }
                     }
                 }
-                None => drop_stream(&mut stream, &mut leases, &mut retry_at, &mut backoff),
+                None => {
+                    paths.next();
+                    drop_stream(&mut stream, &mut leases, &mut retry_at, &mut backoff);
+                }
             },
             _ = tokio::time::sleep_until(wake) => {}
         }
@@ -215,19 +269,34 @@ fn drop_stream(stream: &mut Option<Stream>, leases: &mut HashMap<i64, Entry>, re
     *retry_at = Instant::now() + backoff.next_delay();
 }
 
-/// Opens a stream. The client library opens it with a keepalive for one lease and waits for
-/// that answer; a lease the server no longer knows is marked lost and the next one tried.
-async fn open(etcd: &etcd_client::Client, leases: &mut HashMap<i64, Entry>) -> Option<Stream> {
+/// Opens a stream, trying each member once, from the current one. The client library opens it
+/// with a keepalive for one lease and waits for that answer; a lease the server no longer knows
+/// is marked lost and the next one tried.
+async fn open(paths: &mut Paths, leases: &mut HashMap<i64, Entry>) -> Option<Stream> {
+    for _ in 0..paths.endpoints.len().max(1) {
+        let stall = stall_limit(leases);
+        match open_on(paths, leases, stall).await {
+            Ok(s) => return s,
+            Err(()) => paths.next(),
+        }
+    }
+    None
+}
+
+/// Opens a stream on the current member: `Err` if it fails or stays silent, `Ok(None)` if no
+/// lease is left.
+async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Duration) -> Result<Option<Stream>, ()> {
+    let Some(etcd) = paths.client(stall).await else { return Err(()) };
     loop {
-        let id = *leases.keys().next()?;
+        let Some(&id) = leases.keys().next() else { return Ok(None) };
         let sent_at = clock::now();
         let mut lc = etcd.lease_client();
-        match tokio::time::timeout(STREAM_STALL, lc.keep_alive(id)).await {
+        match tokio::time::timeout(stall, lc.keep_alive(id)).await {
             Ok(Ok(s)) => {
                 if let Some(e) = leases.get(&id) {
                     e.state.acknowledged(sent_at);
                 }
-                return Some(s);
+                return Ok(Some(s));
             }
             Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => {
                 // "lease not found": gone on the server.
@@ -235,7 +304,7 @@ async fn open(etcd: &etcd_client::Client, leases: &mut HashMap<i64, Entry>) -> O
                     e.state.lost.set(LostReason::Expired);
                 }
             }
-            _ => return None,
+            _ => return Err(()),
         }
     }
 }

@@ -182,3 +182,59 @@ async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
     holder.close().await;
     waiter.close().await;
 }
+
+// covers: FAULT-BLACKHOLE-001, FAULT-BLACKHOLE-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn black_holed_paths_to_members_cost_no_lock_and_no_watch_event_while_one_is_left() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    let etcd = Etcd::start(3);
+    // The client reaches each member only through a proxy; the members still see each other.
+    let proxies: Vec<Proxy> = etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect();
+    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_secs(2), ..Default::default() };
+    let client = etcdlock::Client::connect(&via, opts).await.unwrap();
+    let ttl = 8;
+    let g = client.mutex("blackhole", ttl).unwrap().lock().await.unwrap();
+    let mut w = client.watch("bh-events/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await.unwrap();
+    let mut writer = raw(&etcd.endpoints()).await;
+    let mut written = 0;
+
+    // Two of the three paths go silent (sockets open, bytes dropped) for twice the TTL, while
+    // another client writes: keepalives must find the third member.
+    proxies[0].set(Mode::Blackhole);
+    proxies[1].set(Mode::Blackhole);
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(2 * ttl as u64) {
+        writer.put(format!("bh-events/{written:04}"), written.to_string(), None).await.unwrap();
+        written += 1;
+        assert!(g.is_held(), "lock lost {:?} into the black hole: {:?}", start.elapsed(), g.lost_reason());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Still the holder in etcd's eyes too: the key is there, on a live lease.
+    assert_eq!(keys_under(&etcd.endpoints(), "blackhole/").await, vec![String::from_utf8_lossy(g.key()).into_owned()]);
+    assert!(writer.lease_time_to_live(g.lease_id(), None).await.unwrap().ttl() > 0, "the server let the lease expire");
+
+    // Then every path goes silent: the holder learns it may have lost the lock before the
+    // server can give it to anyone else (its key is still there when `lost` fires).
+    proxies[2].set(Mode::Blackhole);
+    let reason = tokio::time::timeout(Duration::from_secs(2 * ttl as u64), g.lost().wait()).await.expect("never reported lost");
+    assert_eq!(reason, etcdlock::LostReason::Expired);
+    let key = String::from_utf8_lossy(g.key()).into_owned();
+    assert_eq!(keys_under(&etcd.endpoints(), "blackhole/").await, vec![key], "lost only after the server revoked the lease");
+    for _ in 0..5 {
+        writer.put(format!("bh-events/{written:04}"), written.to_string(), None).await.unwrap();
+        written += 1;
+    }
+
+    // Paths back: every write arrives exactly once, in order, and the lock works again.
+    proxies.iter().for_each(|p| p.set(Mode::Pass));
+    for i in 0..written {
+        let e = tokio::time::timeout(Duration::from_secs(30), w.next()).await.expect("watch stalled").unwrap().unwrap();
+        assert_eq!(e.kv.key, format!("bh-events/{i:04}").into_bytes(), "gap or duplicate at {i}");
+    }
+    assert_eq!(g.release().await.unwrap_err().kind(), etcdlock::ErrorKind::NotHeld);
+    let again = tokio::time::timeout(Duration::from_secs(30), client.mutex("blackhole", ttl).unwrap().lock()).await.expect("lock stuck").unwrap();
+    assert!(again.fencing_token() > g.fencing_token());
+    again.release().await.unwrap();
+    client.close().await;
+}

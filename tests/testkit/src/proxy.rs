@@ -1,0 +1,104 @@
+//! A TCP proxy in front of an etcd member's client port, for network faults on one machine
+//! (the modes of etcd's own `pkg/proxy`): pass bytes, black-hole them (sockets stay open,
+//! bytes are dropped both ways, so nothing but a timeout notices), or reset every connection.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Pass = 0,
+    Blackhole = 1,
+}
+
+struct Shared {
+    mode: AtomicU8,
+    stop: AtomicBool,
+    /// Both ends of every proxied connection, for `reset`.
+    conns: Mutex<Vec<TcpStream>>,
+}
+
+pub struct Proxy {
+    port: u16,
+    shared: Arc<Shared>,
+}
+
+impl Proxy {
+    /// Listens on a free 127.0.0.1 port and forwards to `127.0.0.1:target`.
+    pub fn start(target: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(Shared { mode: AtomicU8::new(0), stop: AtomicBool::new(false), conns: Mutex::new(Vec::new()) });
+        let s = shared.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if s.stop.load(Ordering::Acquire) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect_timeout(&([127, 0, 0, 1], target).into(), Duration::from_secs(1)) else {
+                    continue;
+                };
+                let _ = (client.set_nodelay(true), server.set_nodelay(true));
+                {
+                    let mut conns = s.conns.lock().unwrap();
+                    conns.retain(|c| c.peer_addr().is_ok());
+                    conns.extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+                }
+                pump(s.clone(), client.try_clone().unwrap(), server.try_clone().unwrap());
+                pump(s.clone(), server, client);
+            }
+        });
+        Proxy { port, shared }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn set(&self, mode: Mode) {
+        self.shared.mode.store(mode as u8, Ordering::Release);
+    }
+
+    /// Closes every connection through the proxy (new ones are still accepted).
+    pub fn reset(&self) {
+        for c in self.shared.conns.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.reset();
+        // Wakes the accept loop so that it sees `stop`.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Copies `from` to `to` on a thread of its own, dropping the bytes while black-holed.
+fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if shared.stop.load(Ordering::Acquire) {
+                break;
+            }
+            if shared.mode.load(Ordering::Acquire) == Mode::Blackhole as u8 {
+                continue;
+            }
+            if to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+}
