@@ -2,7 +2,8 @@
 
 use crate::backoff::retry;
 use crate::error::{Error, ErrorKind, Result};
-use crate::keepalive::{Keeper, Paths};
+use crate::keepalive::Keeper;
+use crate::paths::Paths;
 use crate::kv::KeyValue;
 use crate::lease::Lease;
 use crate::mutex::Mutex;
@@ -145,8 +146,8 @@ impl Client {
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
-                hub: Hub::new(etcd.clone(), closed.clone()),
+                keeper: Keeper::new(Paths::new(etcd.clone(), eps.clone(), copts.clone()), closed.clone()),
+                hub: Hub::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
                 rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),

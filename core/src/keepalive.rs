@@ -6,16 +6,15 @@
 //! that the server reports gone (TTL <= 0), is marked lost. When the stream breaks or goes
 //! silent it is reopened on the next member and every lease is renewed at once.
 //!
-//! The stream talks to one member at a time over a connection of its own, not through the
-//! client's balanced channel: a member whose network silently drops everything keeps its
-//! connection open, so the balancer would go on choosing it (until HTTP/2 pings give up, after
-//! 15 s) and a short lease would expire meanwhile. Rotating through the members finds a
-//! reachable one within a fraction of the TTL.
+//! The stream talks to one member at a time ([`Paths`]), and moves to the next one as soon as
+//! the current one stays silent for a fraction of the TTL, so that a short lease survives a
+//! member whose network silently drops everything.
 
 use crate::backoff::Backoff;
 use crate::clock;
 use crate::lease::{revoke_detached, LeaseState};
 use crate::lost::LostReason;
+use crate::paths::Paths;
 use crate::runtime;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -109,41 +108,6 @@ fn request<M: prost::Message + Default>(id: i64) -> M {
 /// stalled (never blocks the keeper).
 fn send(stream: &Stream, id: i64) -> bool {
     stream.0.sender.try_send(request(id)).is_ok()
-}
-
-/// The member the stream talks to, on a connection of its own (the client's own connection
-/// when there is only one endpoint).
-pub(crate) struct Paths {
-    shared: etcd_client::Client,
-    endpoints: Vec<String>,
-    opts: etcd_client::ConnectOptions,
-    current: usize,
-    conn: Option<etcd_client::Client>,
-}
-
-impl Paths {
-    pub fn new(shared: etcd_client::Client, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
-        // A random first member spreads the streams of many clients.
-        let current = rand::random_range(0..endpoints.len().max(1));
-        Paths { shared, endpoints, opts, current, conn: None }
-    }
-
-    async fn client(&mut self, limit: Duration) -> Option<etcd_client::Client> {
-        if self.endpoints.len() <= 1 {
-            return Some(self.shared.clone());
-        }
-        if self.conn.is_none() {
-            let ep = [self.endpoints[self.current].clone()];
-            self.conn = tokio::time::timeout(limit, etcd_client::Client::connect(ep, Some(self.opts.clone()))).await.ok()?.ok();
-        }
-        self.conn.clone()
-    }
-
-    /// The current member failed or went silent: the next one, on a fresh connection.
-    fn next(&mut self) {
-        self.conn = None;
-        self.current = (self.current + 1) % self.endpoints.len().max(1);
-    }
 }
 
 fn stall_limit(leases: &HashMap<i64, Entry>) -> Duration {
@@ -273,7 +237,7 @@ fn drop_stream(stream: &mut Option<Stream>, leases: &mut HashMap<i64, Entry>, re
 /// with a keepalive for one lease and waits for that answer; a lease the server no longer knows
 /// is marked lost and the next one tried.
 async fn open(paths: &mut Paths, leases: &mut HashMap<i64, Entry>) -> Option<Stream> {
-    for _ in 0..paths.endpoints.len().max(1) {
+    for _ in 0..paths.len() {
         let stall = stall_limit(leases);
         match open_on(paths, leases, stall).await {
             Ok(s) => return s,

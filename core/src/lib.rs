@@ -31,6 +31,7 @@ mod lease;
 mod lost;
 mod monitor;
 mod mutex;
+mod paths;
 pub mod runtime;
 mod session;
 mod validate;

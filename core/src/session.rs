@@ -89,7 +89,7 @@ impl Session {
     pub async fn failed(&self, client: &Client, id: i64, last_use: Use) -> bool {
         let mut slot = self.lease.lock().await;
         drop(last_use);
-        if self.users.load(Ordering::Acquire) > 0 || slot.as_ref().is_none_or(|s| s.id != id) {
+        if self.users.load(Ordering::Acquire) > 0 || slot.as_ref().map_or(true, |s| s.id != id) {
             return false;
         }
         let state = slot.take().expect("checked above");

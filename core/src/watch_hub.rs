@@ -5,17 +5,30 @@
 //! network), or a subscriber falls so far behind that its buffer fills, the hub drops that
 //! subscriber's sender; the subscriber sees its channel close and re-subscribes from the
 //! revision it needs. That keeps resume logic next to the state it depends on.
-
+//!
+//! A stream whose member went silent (its network drops everything, the connection stays
+//! open) is noticed by asking for progress after [`IDLE`] without a message, and given up
+//! when that gets no answer within [`SILENT`]; the next stream goes to the next member
+//! ([`Paths`]).
 use crate::error::{Error, ErrorKind};
 use crate::kv::KeyValue;
+use crate::paths::Paths;
 use crate::runtime;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Responses buffered per subscriber before it counts as too slow and is cut off.
 const BUFFER: usize = 256;
+
+/// A stream with watches that has been quiet this long is asked for progress.
+const IDLE: Duration = Duration::from_secs(2);
+/// A member that does not answer (a progress request, or opening a stream) within this long
+/// is taken for unreachable.
+const SILENT: Duration = Duration::from_secs(2);
 
 /// What a subscriber wants watched.
 #[derive(Debug, Clone)]
@@ -82,9 +95,9 @@ impl Drop for Subscription {
 }
 
 impl Hub {
-    pub fn new(etcd: etcd_client::Client, closed: CancellationToken) -> Self {
+    pub fn new(paths: Paths, closed: CancellationToken) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        runtime::spawn(run(etcd, closed, rx));
+        runtime::spawn(run(paths, closed, rx));
         Hub { tx, next_id: AtomicI64::new(1) }
     }
 
@@ -114,10 +127,18 @@ fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
     o
 }
 
-async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut subs: HashMap<i64, mpsc::Sender<Msg>> = HashMap::new();
     let mut stream: Option<Stream> = None;
+    // When the stream was last heard from, and when progress was asked for since.
+    let mut heard = Instant::now();
+    let mut asked: Option<Instant> = None;
     loop {
+        let check = match asked {
+            Some(at) => at + SILENT,
+            None => heard + IDLE,
+        };
+        let watching = stream.is_some() && !subs.is_empty();
         tokio::select! {
             _ = closed.cancelled() => return,
             cmd = rx.recv() => match cmd {
@@ -135,18 +156,20 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
                     }
                     let ok = match stream.as_mut() {
                         Some(s) => s.0.watch(spec.key.clone(), Some(options(id, &spec))).await.is_ok(),
-                        None => match etcd.watch_client().watch(spec.key.clone(), Some(options(id, &spec))).await {
-                            Ok(s) => {
-                                stream = Some(s.split());
+                        None => match open(&mut paths, &spec, id).await {
+                            Some(s) => {
+                                stream = Some(s);
+                                (heard, asked) = (Instant::now(), None);
                                 true
                             }
-                            Err(_) => false,
+                            None => false,
                         },
                     };
                     if ok {
                         subs.insert(id, tx);
                     } else {
                         // Dropping `tx` tells the subscriber to try again (with backoff).
+                        paths.next();
                         stream = None;
                         subs.clear();
                     }
@@ -154,6 +177,7 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
             },
             resp = next_response(&mut stream) => match resp {
                 Some(resp) => {
+                    (heard, asked) = (Instant::now(), None);
                     if let Some(id) = dispatch(resp, &mut subs) {
                         if let Some(s) = stream.as_mut() {
                             let _ = s.0.cancel(id).await;
@@ -162,12 +186,31 @@ async fn run(etcd: etcd_client::Client, closed: CancellationToken, mut rx: mpsc:
                 }
                 None => {
                     // Broken: every subscriber re-subscribes from where it is.
+                    paths.next();
                     stream = None;
                     subs.clear();
                 }
             },
+            _ = tokio::time::sleep_until(check), if watching => {
+                if asked.is_some() {
+                    // No answer: the member is unreachable. Everyone re-subscribes elsewhere.
+                    paths.next();
+                    stream = None;
+                    subs.clear();
+                } else if let Some(s) = stream.as_mut() {
+                    let _ = s.0.request_progress().await;
+                    asked = Some(Instant::now());
+                }
+            }
         }
     }
+}
+
+/// Opens a stream on the current member with the watch `id`, within [`SILENT`].
+async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<Stream> {
+    let mut wc = paths.client(SILENT).await?.watch_client();
+    let open = wc.watch(spec.key.clone(), Some(options(id, spec)));
+    Some(tokio::time::timeout(SILENT, open).await.ok()?.ok()?.split())
 }
 
 async fn next_response(stream: &mut Option<Stream>) -> Option<etcd_client::WatchResponse> {

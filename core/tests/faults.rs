@@ -199,7 +199,7 @@ async fn black_holed_paths_to_members_cost_no_lock_and_no_watch_event_while_one_
     let mut writer = raw(&etcd.endpoints()).await;
     let mut written = 0;
 
-    // Two of the three paths go silent (sockets open, bytes dropped) for twice the TTL, while
+    // Two of the three paths go silent (sockets open, nothing gets through) for twice the TTL, while
     // another client writes: keepalives must find the third member.
     proxies[0].set(Mode::Blackhole);
     proxies[1].set(Mode::Blackhole);
@@ -236,5 +236,57 @@ async fn black_holed_paths_to_members_cost_no_lock_and_no_watch_event_while_one_
     let again = tokio::time::timeout(Duration::from_secs(30), client.mutex("blackhole", ttl).unwrap().lock()).await.expect("lock stuck").unwrap();
     assert!(again.fencing_token() > g.fencing_token());
     again.release().await.unwrap();
+    client.close().await;
+}
+
+// covers: FAULT-BLACKHOLE-003
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_whose_member_goes_silent_moves_on_within_seconds() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    let etcd = Etcd::start(3);
+    let proxies: Vec<Proxy> = etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect();
+    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let client = etcdlock::Client::connect(&via, Default::default()).await.unwrap();
+    let mut w = client.watch("silent/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await.unwrap();
+    let mut writer = raw(&etcd.endpoints()).await;
+    let base = std::time::Instant::now();
+    let reader = tokio::spawn(async move {
+        // (key, how long after its write it arrived)
+        let mut seen = Vec::new();
+        while let Ok(Some(r)) = tokio::time::timeout(Duration::from_secs(30), w.next()).await {
+            let e = r.expect("the watch failed");
+            let written_ms: u64 = String::from_utf8_lossy(&e.kv.value).parse().unwrap();
+            let lag = base.elapsed().saturating_sub(Duration::from_millis(written_ms));
+            seen.push((String::from_utf8_lossy(&e.kv.key).into_owned(), lag));
+            if e.kv.key.ends_with(b"last") {
+                break;
+            }
+        }
+        seen
+    });
+    // Each member's path goes silent in turn, wherever the watch stream happens to be.
+    let mut written = 0;
+    for p in &proxies {
+        p.set(Mode::Blackhole);
+        let phase = std::time::Instant::now();
+        while phase.elapsed() < Duration::from_secs(8) {
+            let at = base.elapsed().as_millis().to_string();
+            writer.put(format!("silent/{written:04}"), at, None).await.unwrap();
+            written += 1;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        p.set(Mode::Pass);
+    }
+    writer.put("silent/last", base.elapsed().as_millis().to_string(), None).await.unwrap();
+    let seen = reader.await.unwrap();
+    let keys: Vec<_> = seen.iter().map(|(k, _)| k.clone()).collect();
+    let want: Vec<_> = (0..written).map(|i| format!("silent/{i:04}")).chain(["silent/last".to_string()]).collect();
+    let missing: Vec<_> = want.iter().filter(|k| !keys.contains(k)).collect();
+    assert_eq!(keys, want, "gap, duplicate or reorder; missing {missing:?}; seen {} of {}", keys.len(), want.len());
+    // Found silent after 2 s without a message plus 2 s without an answer, then resumed on
+    // the next member: well within 7 s. (Otherwise events wait for the path to come back,
+    // 8 s, or for HTTP/2 pings to give up, 15 s.)
+    let worst = seen.iter().map(|(_, lag)| *lag).max().unwrap();
+    assert!(worst < Duration::from_secs(7), "an event arrived {worst:?} after its write");
     client.close().await;
 }

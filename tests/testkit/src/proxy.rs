@@ -1,6 +1,11 @@
-//! A TCP proxy in front of an etcd member's client port, for network faults on one machine
-//! (the modes of etcd's own `pkg/proxy`): pass bytes, black-hole them (sockets stay open,
-//! bytes are dropped both ways, so nothing but a timeout notices), or reset every connection.
+//! A TCP proxy in front of an etcd member's client port, for network faults on one machine:
+//! pass bytes, black-hole them, or close every connection.
+//!
+//! A black hole keeps the sockets open and lets nothing through either way, so nothing but a
+//! timeout notices. It holds the bytes rather than dropping them: TCP never loses bytes in the
+//! middle of a connection (a partitioned network holds segments for retransmission, delivered
+//! if the path comes back in time), whereas dropping whole HTTP/2 frames would leave a stream
+//! that still parses with events missing, which no real network does.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -80,7 +85,7 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `from` to `to` on a thread of its own, dropping the bytes while black-holed.
+/// Copies `from` to `to` on a thread of its own, holding the bytes while black-holed.
 fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
@@ -89,11 +94,11 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
+            while shared.mode.load(Ordering::Acquire) == Mode::Blackhole as u8 && !shared.stop.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             if shared.stop.load(Ordering::Acquire) {
                 break;
-            }
-            if shared.mode.load(Ordering::Acquire) == Mode::Blackhole as u8 {
-                continue;
             }
             if to.write_all(&buf[..n]).is_err() {
                 break;
