@@ -123,20 +123,23 @@ impl std::error::Error for Error {}
 
 impl From<etcd_client::Error> for Error {
     fn from(e: etcd_client::Error) -> Self {
-        use etcd_client::Error as E;
-        match &e {
-            E::GRpcStatus(status) => from_status(status),
-            E::TransportError(_) | E::IoError(_) => {
-                Error::new(ErrorKind::Unavailable, format!("etcd unreachable: {e}"))
-            }
-            E::InvalidArgs(_) | E::InvalidUri(_) | E::InvalidMetadataValue(_) => {
-                Error::invalid(e.to_string())
-            }
-            E::WatchError(_) | E::LeaseKeepAliveError(_) => {
-                Error::new(ErrorKind::Unavailable, format!("stream failed: {e}"))
-            }
-            _ => Error::new(ErrorKind::Internal, e.to_string()),
-        }
+        convert(&e)
+    }
+}
+
+/// Whether a request that failed this way may still have been applied (its reply was lost).
+pub(crate) fn may_have_applied(e: &etcd_client::Error) -> bool {
+    !convert(e).is_unsent()
+}
+
+fn convert(e: &etcd_client::Error) -> Error {
+    use etcd_client::Error as E;
+    match e {
+        E::GRpcStatus(status) => from_status(status),
+        E::TransportError(_) | E::IoError(_) => Error::new(ErrorKind::Unavailable, format!("etcd unreachable: {e}")),
+        E::InvalidArgs(_) | E::InvalidUri(_) | E::InvalidMetadataValue(_) => Error::invalid(e.to_string()),
+        E::WatchError(_) | E::LeaseKeepAliveError(_) => Error::new(ErrorKind::Unavailable, format!("stream failed: {e}")),
+        _ => Error::new(ErrorKind::Internal, e.to_string()),
     }
 }
 

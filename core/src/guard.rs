@@ -206,14 +206,33 @@ impl Shared {
     /// Deletes the key only if it is still this acquisition's (create revision == token);
     /// returns whether it was. Fenced, so a retried or late release can never delete a newer
     /// holder's key (etcd's Go mutex deletes by name: etcd-io/etcd#22082).
+    ///
+    /// When an attempt's reply is lost (a connection reset) it is sent again, and that finds the
+    /// key already gone, deleted by the first one: an attempt that may have been applied counts
+    /// as the delete. (An operator deleting the key in that same moment cannot be told apart.)
     async fn delete_key(&self) -> Result<bool> {
         let txn = Txn::new()
             .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
             .and_then([TxnOp::delete(self.key.clone(), None)]);
-        let deleted = self.client.txn(txn, true).await?.succeeded();
+        let maybe_deleted = Arc::new(AtomicBool::new(false));
+        let resp = {
+            let maybe_deleted = maybe_deleted.clone();
+            self.client
+                .call(None, true, move |rpc| {
+                    let (mut kv, txn, maybe_deleted) = (rpc.kv.clone(), txn.clone(), maybe_deleted.clone());
+                    async move {
+                        let r = kv.txn(txn).await;
+                        if r.as_ref().is_err_and(crate::error::may_have_applied) {
+                            maybe_deleted.store(true, Ordering::Release);
+                        }
+                        r
+                    }
+                })
+                .await?
+        };
         // Either way no key of ours has this name any more: the number may be reused.
         self.lease.state().free_slot(&self.name, self.slot);
-        Ok(deleted)
+        Ok(resp.succeeded() || maybe_deleted.load(Ordering::Acquire))
     }
 }
 

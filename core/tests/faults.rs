@@ -290,3 +290,96 @@ async fn a_watch_whose_member_goes_silent_moves_on_within_seconds() {
     assert!(worst < Duration::from_secs(7), "an event arrived {worst:?} after its write");
     client.close().await;
 }
+
+// covers: FAULT-RESET-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_reset_again_and_again_during_contention_cost_no_acquisition_and_leave_nothing() {
+    use etcd_testkit::proxy::Proxy;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let etcd = Etcd::start(3);
+    let proxies: Arc<Vec<Proxy>> = Arc::new(etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect());
+    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let stop = etcdlock::CancellationToken::new();
+    // Every connection to one member, in turn, is closed every 100 ms: requests and streams in
+    // flight fail at every possible step of acquire and release.
+    let resetter = {
+        let (stop, proxies) = (stop.clone(), proxies.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.is_cancelled() {
+                proxies[n % 3].reset();
+                n += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            n
+        })
+    };
+    let holders = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let (via, holders) = (via.clone(), holders.clone());
+        workers.push(tokio::spawn(async move {
+            let client = client_for(&via).await;
+            let m = client.mutex("reset", 10).unwrap();
+            let mut tokens = Vec::new();
+            for i in 0..25 {
+                let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None };
+                let t0 = std::time::Instant::now();
+                let g = m.lock_with(opts).await.unwrap_or_else(|e| panic!("worker {w} round {i} after {:?}: {e}", t0.elapsed()));
+                assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                assert!(g.is_held(), "worker {w} round {i}: lost {:?}", g.lost_reason());
+                holders.fetch_sub(1, Ordering::SeqCst);
+                tokens.push(g.fencing_token());
+                g.release().await.unwrap_or_else(|e| panic!("worker {w} round {i} release: {e}"));
+            }
+            client.close().await;
+            tokens
+        }));
+    }
+    let mut tokens = Vec::new();
+    for w in workers {
+        tokens.extend(tokio::time::timeout(Duration::from_secs(90), w).await.expect("a worker stalled").unwrap());
+    }
+    stop.cancel();
+    assert!(resetter.await.unwrap() >= 10, "too few resets to mean anything");
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), 100, "a fencing token was handed out twice");
+    // No queue key and no lease outlived its client (the retried enqueues left no double).
+    let eps = etcd.endpoints();
+    assert!(keys_under(&eps, "reset/").await.is_empty(), "queue keys left: {:?}", keys_under(&eps, "reset/").await);
+    assert!(eventually(Duration::from_secs(5), || async { lease_ids(&eps).await.is_empty() }).await, "leases left");
+}
+
+// covers: FAULT-UNLOCK-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_whose_reply_is_lost_succeeds_on_retry_and_never_touches_the_next_holder() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    let etcd = Etcd::start(1);
+    let proxy = Proxy::start(etcd.members[0].client_port);
+    let client = etcdlock::Client::connect([proxy.endpoint()], Default::default()).await.unwrap();
+    let m = client.mutex("lostreply", 10).unwrap();
+    let first = m.lock().await.unwrap();
+    // The fenced delete reaches etcd and is applied; its reply never comes back, and the
+    // connection breaks: the release is sent again and finds the key gone (by its own hand).
+    proxy.set(Mode::HoldReplies);
+    let release = tokio::spawn(async move {
+        let r = first.release().await;
+        (r, first.fencing_token())
+    });
+    let eps = etcd.endpoints();
+    assert!(eventually(Duration::from_secs(5), || async { keys_under(&eps, "lostreply/").await.is_empty() }).await, "the delete never arrived");
+    proxy.reset();
+    proxy.set(Mode::Pass);
+    let (r, old_token) = tokio::time::timeout(Duration::from_secs(10), release).await.expect("release hung").unwrap();
+    r.expect("a release applied on the first try is a success");
+    // The same process locks again at once: a late or repeated release of the first
+    // acquisition must not delete this one (it is fenced by create revision).
+    let second = m.lock().await.unwrap();
+    assert!(second.fencing_token() > old_token);
+    assert_eq!(keys_under(&eps, "lostreply/").await, vec![String::from_utf8_lossy(second.key()).into_owned()]);
+    second.release().await.unwrap();
+    client.close().await;
+}

@@ -16,7 +16,11 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Pass = 0,
+    /// Nothing gets through, either way.
     Blackhole = 1,
+    /// Requests get through, replies do not: for requests that are applied but whose
+    /// outcome the client never learns.
+    HoldReplies = 2,
 }
 
 struct Shared {
@@ -53,8 +57,8 @@ impl Proxy {
                     conns.retain(|c| c.peer_addr().is_ok());
                     conns.extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
                 }
-                pump(s.clone(), client.try_clone().unwrap(), server.try_clone().unwrap());
-                pump(s.clone(), server, client);
+                pump(s.clone(), client.try_clone().unwrap(), server.try_clone().unwrap(), &[Mode::Blackhole]);
+                pump(s.clone(), server, client, &[Mode::Blackhole, Mode::HoldReplies]);
             }
         });
         Proxy { port, shared }
@@ -85,8 +89,9 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `from` to `to` on a thread of its own, holding the bytes while black-holed.
-fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
+/// Copies `from` to `to` on a thread of its own, holding the bytes while in one of `hold`.
+fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, hold: &'static [Mode]) {
+    let held = move |shared: &Shared| hold.iter().any(|m| *m as u8 == shared.mode.load(Ordering::Acquire));
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
@@ -94,7 +99,7 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            while shared.mode.load(Ordering::Acquire) == Mode::Blackhole as u8 && !shared.stop.load(Ordering::Acquire) {
+            while held(&shared) && !shared.stop.load(Ordering::Acquire) {
                 std::thread::sleep(Duration::from_millis(10));
             }
             if shared.stop.load(Ordering::Acquire) {
