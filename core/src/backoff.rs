@@ -8,6 +8,8 @@ use tokio::time::Instant;
 
 const BASE: Duration = Duration::from_millis(25);
 const CAP: Duration = Duration::from_secs(2);
+/// The least time left before a deadline that is worth another attempt.
+const LAST_ATTEMPT: Duration = Duration::from_millis(100);
 
 /// Backoff state: attempt `n` sleeps a uniformly random time in `[0, min(CAP, BASE * 2^n))`
 /// ("full jitter"), so many clients recovering at once spread out instead of stampeding.
@@ -27,17 +29,20 @@ impl Backoff {
         self.attempt = 0;
     }
 
-    /// Sleeps the next delay, but never past `deadline`. Returns false when the deadline
-    /// leaves no time for another attempt.
+    /// Sleeps the next delay, cut short so that one more attempt still fits before
+    /// `deadline` (giving up when a long delay was drawn would leave up to 2 s of the caller's
+    /// time unused). Returns false when the deadline leaves no time for another attempt.
     pub async fn wait(&mut self, deadline: Option<Instant>) -> bool {
         let delay = self.next_delay();
-        match deadline {
-            Some(d) if Instant::now() + delay >= d => false,
-            _ => {
-                tokio::time::sleep(delay).await;
-                true
-            }
-        }
+        let delay = match deadline {
+            Some(d) => match d.saturating_duration_since(Instant::now()).checked_sub(LAST_ATTEMPT) {
+                Some(left) if !left.is_zero() => delay.min(left),
+                _ => return false,
+            },
+            None => delay,
+        };
+        tokio::time::sleep(delay).await;
+        true
     }
 }
 
