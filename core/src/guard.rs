@@ -178,6 +178,11 @@ impl LockGuard {
         self.shared.stop.cancel();
         let was_lost = self.lost_reason();
         let deleted = self.shared.delete_key().await;
+        if deleted.as_ref().is_err_and(|e| matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::Timeout)) {
+            // Reported to the caller, and the key still goes: a queue key left behind would
+            // block every waiter for as long as the client keeps its lease alive.
+            self.shared.delete_in_background();
+        }
         self.shared.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
         let deleted = deleted?;
         match (was_lost, deleted) {
@@ -203,6 +208,23 @@ impl LockGuard {
 }
 
 impl Shared {
+    /// Deletes the key in the background, retrying with backoff while etcd is unreachable,
+    /// until it is gone, the lease is lost (the key goes with it) or the client closes (which
+    /// revokes the lease).
+    fn delete_in_background(self: &Arc<Self>) {
+        let shared = self.clone();
+        runtime::spawn_cleanup(async move {
+            let mut backoff = crate::backoff::Backoff::default();
+            while let Err(e) = shared.delete_key().await {
+                let gone = shared.client.is_closed() || shared.lease.lost_reason().is_some();
+                if gone || !matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::Timeout) {
+                    return;
+                }
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+        });
+    }
+
     /// Deletes the key only if it is still this acquisition's (create revision == token);
     /// returns whether it was. Fenced, so a retried or late release can never delete a newer
     /// holder's key (etcd's Go mutex deletes by name: etcd-io/etcd#22082).
@@ -246,10 +268,7 @@ impl Drop for LockGuard {
         {
             return;
         }
-        let shared = self.shared.clone();
-        runtime::spawn_cleanup(async move {
-            let _ = shared.delete_key().await;
-        });
+        s.delete_in_background();
     }
 }
 

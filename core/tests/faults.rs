@@ -374,3 +374,38 @@ async fn a_release_whose_reply_is_lost_succeeds_on_retry_and_never_touches_the_n
     second.release().await.unwrap();
     client.close().await;
 }
+
+// covers: FAULT-UNLOCK-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_that_fails_while_etcd_is_unreachable_still_frees_the_lock_once_it_is_back() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    let etcd = Etcd::start(1);
+    let proxy = Proxy::start(etcd.members[0].client_port);
+    // (A long idle timeout: revoking the idle lease would also free the lock, in 10 s.)
+    let opts = etcdlock::ClientOptions {
+        request_timeout: Duration::from_secs(1),
+        idle_lease_timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let holder = etcdlock::Client::connect([proxy.endpoint()], opts).await.unwrap();
+    let waiter = client_for(&etcd.endpoints()).await;
+    let g = holder.mutex("unreachable", 30).unwrap().lock().await.unwrap();
+    let wm = waiter.mutex("unreachable", 30).unwrap();
+    let wait = tokio::spawn(async move {
+        wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(15)), cancel: None }).await.map(|g| g.fencing_token())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await; // the waiter is queued
+    // The release cannot reach etcd and fails (and the request it sent is lost with the
+    // connection); the holder's lease is still alive (TTL 30 s).
+    proxy.set(Mode::Blackhole);
+    let err = g.release().await.unwrap_err();
+    assert!(matches!(err.kind(), etcdlock::ErrorKind::Timeout | etcdlock::ErrorKind::Unavailable), "{err}");
+    proxy.reset();
+    proxy.set(Mode::Pass);
+    // The key still goes (retried in the background), so the waiter is not stuck behind it
+    // for as long as the holder's client lives.
+    let token = tokio::time::timeout(Duration::from_secs(20), wait).await.unwrap().unwrap().expect("the waiter never got the lock");
+    assert!(token > g.fencing_token());
+    holder.close().await;
+    waiter.close().await;
+}
