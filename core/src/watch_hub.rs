@@ -10,6 +10,7 @@
 //! open) is noticed by asking for progress after [`IDLE`] without a message, and given up
 //! when that gets no answer within [`SILENT`]; the next stream goes to the next member
 //! ([`Paths`]).
+
 use crate::error::{Error, ErrorKind};
 use crate::kv::KeyValue;
 use crate::paths::Paths;
