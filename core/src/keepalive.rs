@@ -177,8 +177,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             leases.remove(&id);
         }
         if broken {
-            paths.next();
-            drop_stream(&mut stream, &mut leases, &mut retry_at, &mut backoff);
+            drop_stream(&mut stream, &mut paths, &mut leases, &mut retry_at, &mut backoff);
             continue;
         }
         if stream.is_none() && !leases.is_empty() {
@@ -208,10 +207,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                         }
                     }
                 }
-                None => {
-                    paths.next();
-                    drop_stream(&mut stream, &mut leases, &mut retry_at, &mut backoff);
-                }
+                None => drop_stream(&mut stream, &mut paths, &mut leases, &mut retry_at, &mut backoff),
             },
             _ = tokio::time::sleep_until(wake) => {}
         }
@@ -225,8 +221,10 @@ async fn next_message(stream: &mut Option<Stream>) -> Option<etcd_client::LeaseK
     }
 }
 
-fn drop_stream(stream: &mut Option<Stream>, leases: &mut HashMap<i64, Entry>, retry_at: &mut Instant, backoff: &mut Backoff) {
+/// The stream broke or went silent: the next one goes to the next member.
+fn drop_stream(stream: &mut Option<Stream>, paths: &mut Paths, leases: &mut HashMap<i64, Entry>, retry_at: &mut Instant, backoff: &mut Backoff) {
     *stream = None;
+    paths.next();
     for e in leases.values_mut() {
         e.sent.clear();
     }

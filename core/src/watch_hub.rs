@@ -170,9 +170,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                         subs.insert(id, tx);
                     } else {
                         // Dropping `tx` tells the subscriber to try again (with backoff).
-                        paths.next();
-                        stream = None;
-                        subs.clear();
+                        move_on(&mut paths, &mut stream, &mut subs);
                     }
                 }
             },
@@ -185,19 +183,13 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                         }
                     }
                 }
-                None => {
-                    // Broken: every subscriber re-subscribes from where it is.
-                    paths.next();
-                    stream = None;
-                    subs.clear();
-                }
+                // Broken: every subscriber re-subscribes from where it is.
+                None => move_on(&mut paths, &mut stream, &mut subs),
             },
             _ = tokio::time::sleep_until(check), if watching => {
                 if asked.is_some() {
-                    // No answer: the member is unreachable. Everyone re-subscribes elsewhere.
-                    paths.next();
-                    stream = None;
-                    subs.clear();
+                    // No answer: the member is unreachable.
+                    move_on(&mut paths, &mut stream, &mut subs);
                 } else if let Some(s) = stream.as_mut() {
                     let _ = s.0.request_progress().await;
                     asked = Some(Instant::now());
@@ -205,6 +197,14 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             }
         }
     }
+}
+
+/// Drops the stream and every subscriber (each re-subscribes from where it is, and with that
+/// the next stream opens on the next member).
+fn move_on(paths: &mut Paths, stream: &mut Option<Stream>, subs: &mut HashMap<i64, mpsc::Sender<Msg>>) {
+    paths.next();
+    *stream = None;
+    subs.clear();
 }
 
 /// Opens a stream on the current member with the watch `id`, within [`SILENT`].

@@ -186,11 +186,10 @@ async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
 // covers: FAULT-BLACKHOLE-001, FAULT-BLACKHOLE-002
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn black_holed_paths_to_members_cost_no_lock_and_no_watch_event_while_one_is_left() {
-    use etcd_testkit::proxy::{Mode, Proxy};
+    use etcd_testkit::proxy::Mode;
     let etcd = Etcd::start(3);
     // The client reaches each member only through a proxy; the members still see each other.
-    let proxies: Vec<Proxy> = etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect();
-    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let (proxies, via) = proxied(&etcd);
     let opts = etcdlock::ClientOptions { request_timeout: Duration::from_secs(2), ..Default::default() };
     let client = etcdlock::Client::connect(&via, opts).await.unwrap();
     let ttl = 8;
@@ -242,10 +241,9 @@ async fn black_holed_paths_to_members_cost_no_lock_and_no_watch_event_while_one_
 // covers: FAULT-BLACKHOLE-003
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_whose_member_goes_silent_moves_on_within_seconds() {
-    use etcd_testkit::proxy::{Mode, Proxy};
+    use etcd_testkit::proxy::Mode;
     let etcd = Etcd::start(3);
-    let proxies: Vec<Proxy> = etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect();
-    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let (proxies, via) = proxied(&etcd);
     let client = etcdlock::Client::connect(&via, Default::default()).await.unwrap();
     let mut w = client.watch("silent/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await.unwrap();
     let mut writer = raw(&etcd.endpoints()).await;
@@ -294,11 +292,10 @@ async fn a_watch_whose_member_goes_silent_moves_on_within_seconds() {
 // covers: FAULT-RESET-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_resets_during_acquire_and_release_cost_no_acquisition_and_leave_nothing() {
-    use etcd_testkit::proxy::Proxy;
     use std::sync::Arc;
     let etcd = Etcd::start(3);
-    let proxies: Arc<Vec<Proxy>> = Arc::new(etcd.members.iter().map(|m| Proxy::start(m.client_port)).collect());
-    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let (proxies, via) = proxied(&etcd);
+    let proxies = Arc::new(proxies);
     // A burst of resets: every connection to one member, in turn, is closed every 30 ms, 40
     // times, so that requests and streams in flight fail at every step of acquire and release.
     // One name per client: a waiter's read-only Txn cut off by a reset can crash etcd

@@ -33,6 +33,14 @@ pub async fn raw(endpoints: &[String]) -> etcd_client::Client {
     etcd_client::Client::connect(endpoints, None).await.unwrap()
 }
 
+/// A proxy in front of each member's client port, and the endpoints that go through them
+/// (for network faults).
+pub fn proxied(etcd: &Etcd) -> (Vec<proxy::Proxy>, Vec<String>) {
+    let proxies: Vec<_> = etcd.members.iter().map(|m| proxy::Proxy::start(m.client_port)).collect();
+    let via = proxies.iter().map(proxy::Proxy::endpoint).collect();
+    (proxies, via)
+}
+
 /// Keys under `prefix`, as etcd has them now.
 pub async fn keys_under(endpoints: &[String], prefix: &str) -> Vec<String> {
     let mut c = raw(endpoints).await;
