@@ -15,6 +15,7 @@ mod lease;
 mod lock;
 mod lost;
 mod promise;
+mod spin;
 mod watch;
 
 use napi_derive::napi;

@@ -103,6 +103,7 @@ where
         c.pending += 1;
         Ok(c.tsfn.clone())
     })?;
+    crate::spin::call_started(env);
     let mut deferred = std::ptr::null_mut();
     let mut promise = std::ptr::null_mut();
     if let Err(e) = check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) }) {
@@ -126,4 +127,9 @@ where
             .call(Job { deferred, settle }, ThreadsafeFunctionCallMode::NonBlocking);
     });
     Ok(PromiseRaw::new(env.raw(), promise))
+}
+
+/// Whether a promise of this JS thread waits for its outcome.
+pub fn pending() -> bool {
+    COMPLETER.with(|c| c.borrow().as_ref().is_some_and(|c| c.pending > 0))
 }

@@ -108,3 +108,54 @@ const { Client } = require(${JSON.stringify(PKG)});
   assert.equal(before, 0);
   assert.equal(during, 2); // core's two workers, whatever the number of clients
 });
+
+test('worker threads lock and release on their own event loops, and exit cleanly', async () => {
+  const name = prefix('worker');
+  const r = await runChild(`const { Worker } = require('node:worker_threads');
+const body = \`const { parentPort, workerData } = require('node:worker_threads');
+const { Client } = require(\${JSON.stringify(${JSON.stringify(PKG)})});
+(async () => {
+  const client = new Client({ endpoints: process.env.ETCDLOCK_ENDPOINTS.split(',') });
+  for (let i = 0; i < 20; i++) await (await client.lock(workerData)).release();
+  await client.close();
+  parentPort.postMessage('ok');
+})();\`;
+(async () => {
+  const results = await Promise.all([0, 1, 2].map(() => new Promise((resolve, reject) => {
+    const w = new Worker(body, { eval: true, workerData: ${JSON.stringify(name)} });
+    let msg = null;
+    w.on('message', (m) => (msg = m));
+    w.on('error', reject);
+    w.on('exit', (code) => resolve([msg, code]));
+  })));
+  console.log(JSON.stringify(results));
+})();`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), [['ok', 0], ['ok', 0], ['ok', 0]]);
+  assert.deepEqual(keysUnder(`${name}/`), []);
+});
+
+test('the JS thread polls only briefly after a call starts: no busy loop while a lock waits or after it settles', async () => {
+  const name = prefix('spin');
+  const r = await runChild(`${HEAD}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const cpuMs = async (ms) => { const c = process.cpuUsage(); await sleep(ms); const d = process.cpuUsage(c); return (d.user + d.system) / 1000; };
+(async () => {
+  const other = new Client({ endpoints: process.env.ETCDLOCK_ENDPOINTS.split(',') });
+  const held = await other.lock(${JSON.stringify(name)});
+  const waiting = client.lock(${JSON.stringify(name)});
+  await sleep(100);
+  const whileWaiting = await cpuMs(1000);
+  await held.release();
+  await (await waiting).release();
+  const afterwards = await cpuMs(1000);
+  await other.close();
+  await client.close();
+  console.log(JSON.stringify({ whileWaiting, afterwards }));
+})();`);
+  assert.equal(r.code, 0, r.stderr);
+  const { whileWaiting, afterwards } = JSON.parse(r.stdout);
+  // A JS thread that kept polling would use most of a CPU second in each.
+  assert.ok(whileWaiting < 300, `${whileWaiting} ms of CPU in 1 s while waiting`);
+  assert.ok(afterwards < 300, `${afterwards} ms of CPU in 1 s after settling`);
+});

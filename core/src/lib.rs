@@ -34,6 +34,7 @@ mod mutex;
 mod paths;
 pub mod runtime;
 mod session;
+pub mod spin;
 mod validate;
 mod watch;
 mod watch_hub;

@@ -8,6 +8,7 @@
 //! the runtime, for bindings to call at interpreter or process exit.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::spin::Spin;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, Weak};
@@ -157,15 +158,6 @@ pub struct Blocking<T> {
     task: tokio::task::JoinHandle<T>,
 }
 
-/// How long a blocked caller yields its CPU in a loop before it sleeps. A reply arriving
-/// meanwhile then needs no wake-up of a sleeping thread, which on a VM (a halted vCPU woken by
-/// an interrupt) cost ~40 us per call here: a sixth of a local etcd round trip.
-const SPIN: Duration = Duration::from_millis(1);
-
-/// At most this many callers spin at once, so that many blocked threads cannot starve the
-/// runtime (or a local etcd) of CPU: the others sleep at once.
-static SPINNERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 impl<T: Send + 'static> Blocking<T> {
     /// Starts `fut` on the shared runtime. [`ErrorKind::WrongContext`] on a runtime thread.
     pub fn start<F: Future<Output = T> + Send + 'static>(fut: F) -> Result<Blocking<T>> {
@@ -185,33 +177,24 @@ impl<T: Send + 'static> Blocking<T> {
         let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
         let mut cx = std::task::Context::from_waker(&waker);
         let start = std::time::Instant::now();
-        let spin = limit.map_or(SPIN, |l| l.min(SPIN));
-        let mut spinning = SPINNERS.fetch_add(1, Ordering::AcqRel) < max_spinners();
-        if !spinning {
-            SPINNERS.fetch_sub(1, Ordering::AcqRel);
-        }
+        // Yield the CPU in a loop at first (see `spin`), then sleep.
+        let mut spin = Spin::start(limit);
         let result = loop {
             if let std::task::Poll::Ready(r) = std::pin::Pin::new(&mut self.task).poll(&mut cx) {
                 break Some(r);
             }
-            let waited = start.elapsed();
-            if spinning && waited < spin {
+            if spin.as_ref().is_some_and(|s| !s.expired()) {
                 std::thread::yield_now();
                 continue;
             }
-            if spinning {
-                spinning = false;
-                SPINNERS.fetch_sub(1, Ordering::AcqRel);
-            }
+            spin = None;
+            let waited = start.elapsed();
             match limit {
                 None => std::thread::park(),
                 Some(l) if waited < l => std::thread::park_timeout(l - waited),
                 Some(_) => break None,
             }
         };
-        if spinning {
-            SPINNERS.fetch_sub(1, Ordering::AcqRel);
-        }
         match result {
             None => Ok(None),
             Some(Ok(v)) => Ok(Some(v)),
@@ -219,12 +202,6 @@ impl<T: Send + 'static> Blocking<T> {
             Some(Err(_)) => Err(Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")),
         }
     }
-}
-
-/// Half the CPUs (at least one): the other half stays for the runtime's threads.
-fn max_spinners() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)))
 }
 
 /// Errors with [`ErrorKind::WrongContext`] on a thread that runs async tasks (where blocking
