@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The project's benchmark across languages: one etcd (data in /dev/shm), then the Rust bench
-(with the raw-RPC baseline) and the Python, Node and C benches against it, one after another in
-the same run; prints every binding next to the Rust core.
+"""The project's benchmark across languages: one etcd (data in /dev/shm), one bench process per
+language (the Rust one also runs the raw-RPC baseline), and windows of every workload alternating
+between them, so that the machine's drift hits what is compared alike. Each row's ratios are the
+median over rounds of ratios within a round (windows seconds apart), not ratios of medians.
 
-    python3 bench/run.py [--seconds 1] [--rounds 5] [--langs rust,python,node,c] [--no-build]
+    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c] [--no-build]
 """
 from __future__ import annotations
 
@@ -36,20 +37,50 @@ def build(langs):
         run(["npm", "run", "--silent", "build"], cwd=os.path.join(REPO, "bindings-node"))
 
 
-def commands(lang, endpoints, seconds, rounds):
-    common = ["--endpoints", endpoints, "--seconds", str(seconds), "--rounds", str(rounds)]
+def commands(lang, endpoints):
+    common = ["--endpoints", endpoints, "--serve"]
     return {
-        "rust": [os.path.join(REPO, "target", "release", "etcdlock-bench"), "--json"] + common,
+        "rust": [os.path.join(REPO, "target", "release", "etcdlock-bench")] + common,
         "python": [sys.executable, os.path.join(REPO, "bindings-python", "bench.py")] + common,
         "node": ["node", os.path.join(REPO, "bindings-node", "bench.js")] + common,
         "c": [C_BENCH] + common,
     }[lang]
 
 
+WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)"]
+RAW = {"lock uncontended": "raw uncontended", "lock many (64 tasks)": "raw many (64 tasks)"}
+
+
+class Server:
+    """One language's bench process in --serve mode: a workload window per request."""
+
+    def __init__(self, lang, endpoints):
+        self.lang = lang
+        self.proc = subprocess.Popen(commands(lang, endpoints), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1, cwd=REPO)
+
+    def run(self, workload, seconds):
+        self.proc.stdin.write(f"{seconds} {workload}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.lang} bench exited (code {self.proc.wait()}) during {workload!r}")
+        return json.loads(line)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=1.0)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--langs", default="rust,python,node,c")
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
@@ -59,25 +90,32 @@ def main():
     if not args.no_build:
         build(langs)
     data_root = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-    samples = {}
+    rounds = []  # per round: {(workload, label): report}; label "raw" is the Rust raw loop
     with etcd_harness.Cluster(1, data_root=data_root) as etcd:
-        # Rounds interleave the languages, each round starting with the next one (the machine's
-        # speed drifts within a round), and etcd's history is compacted and defragmented before
-        # each run: a server whose database keeps growing gets slower, which would otherwise
-        # count against whichever language runs last.
-        for rnd in range(args.rounds):
-            for lang in langs[rnd % len(langs):] + langs[:rnd % len(langs)]:
-                print(f"# round {rnd + 1}/{args.rounds}: {lang}", file=sys.stderr, flush=True)
+        servers = {}
+        try:
+            for lang in langs:
+                servers[lang] = Server(lang, etcd.endpoints_str)
+                servers[lang].run("lock uncontended", 0.5)  # warm up the process and the server
+            for rnd in range(args.rounds):
+                print(f"# round {rnd + 1}/{args.rounds}", file=sys.stderr, flush=True)
+                # etcd's history is compacted and defragmented before each round: a server
+                # whose database keeps growing gets slower.
                 compact(etcd)
-                out = subprocess.run(commands(lang, etcd.endpoints_str, args.seconds, 1),
-                                     check=True, capture_output=True, text=True).stdout
-                for line in out.splitlines():
-                    if line.startswith("{"):
-                        r = json.loads(line)
-                        samples.setdefault((r["workload"], r["lang"]), []).append(r)
-    rows = {k: sorted(v, key=lambda r: r["cycles_per_sec"])[len(v) // 2] for k, v in samples.items()}
-    print(f"median of {args.rounds} interleaved rounds of {args.seconds:g} s per workload and language\n")
-    print_table(rows, langs)
+                got = {}
+                for w in WORKLOADS:
+                    labels = (["raw"] if w in RAW else []) + langs
+                    shift = rnd % len(labels)  # each language takes each place in turn
+                    for label in labels[shift:] + labels[:shift]:
+                        server = servers["rust" if label == "raw" else label]
+                        got[(w, label)] = server.run(RAW[w] if label == "raw" else w, args.seconds)
+                rounds.append(got)
+        finally:
+            for server in servers.values():
+                server.close()
+    print(f"{args.rounds} rounds of {args.seconds:g} s windows per workload and language, alternating; "
+          f"ratios are medians of per-round ratios\n")
+    print_table(rounds, langs)
 
 
 def compact(etcd):
@@ -90,26 +128,38 @@ def compact(etcd):
     time.sleep(3)
 
 
-def print_table(rows, langs):
-    raw = rows.get(("raw uncontended", "rust"), {}).get("cycles_per_sec")
-    raw_many = rows.get(("raw many (64 tasks)", "rust"), {}).get("cycles_per_sec")
-    print(f"raw-RPC baseline (Rust, same etcd): uncontended {raw:.0f} cycles/s, 64 tasks {raw_many:.0f} cycles/s\n")
-    print(f"| workload | lang | cycles/s | x Rust core | x raw | handoff p50 | p50 - Rust | handoff p99 | Jain |")
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
+def print_table(rounds, langs):
+    def col(w, label, field):
+        return [r[(w, label)][field] for r in rounds if (w, label) in r]
+
+    def ratio(a, b):  # a and b are (workload, label) keys
+        return median(r[a]["cycles_per_sec"] / r[b]["cycles_per_sec"] for r in rounds if a in r and b in r)
+
+    def diff(w, a, b, field):
+        return median(r[(w, a)][field] - r[(w, b)][field] for r in rounds
+                      if r.get((w, a), {}).get(field) is not None and r.get((w, b), {}).get(field) is not None)
+
+    fmt = lambda v, f, suffix="": "-" if v is None else format(v, f) + suffix
+    for w, raw in RAW.items():
+        print(f"raw-RPC baseline, {raw}: {median(col(w, 'raw', 'cycles_per_sec')):.0f} cycles/s")
+    print("\n| workload | lang | cycles/s | x Rust core | x raw | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    workloads = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)"]
-    for w in workloads:
-        core = rows.get((w, "rust"))
-        base = raw_many if "many" in w else raw
+    for w in WORKLOADS:
         for lang in langs:
-            r = rows.get((w, lang))
-            if not r:
+            if not col(w, lang, "cycles_per_sec"):
                 continue
-            p50, cp50 = r.get("handoff_p50_ms"), (core or {}).get("handoff_p50_ms")
-            fmt = lambda v, f: "-" if v is None else format(v, f)
-            print(f"| {w} | {lang} | {r['cycles_per_sec']:.0f} | {r['cycles_per_sec'] / core['cycles_per_sec']:.2f} | "
-                  f"{r['cycles_per_sec'] / base:.2f} | {fmt(p50, '.2f')} ms | "
-                  f"{'-' if p50 is None or cp50 is None else format(p50 - cp50, '+.2f') + ' ms'} | "
-                  f"{fmt(r.get('handoff_p99_ms'), '.2f')} ms | {fmt(r.get('jain'), '.3f')} |")
+            jain = [j for j in col(w, lang, "jain") if j is not None]
+            print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | {fmt(ratio((w, lang), (w, 'rust')), '.2f')} | "
+                  f"{fmt(ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw')), '.2f')} | "
+                  f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
+                  f"{fmt(diff(w, lang, 'rust', 'handoff_p50_ms'), '+.2f', ' ms')} | "
+                  f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |")
+    print("\n(x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one)")
 
 
 if __name__ == "__main__":

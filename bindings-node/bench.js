@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-// `node bench.js [--endpoints URLS] [--seconds S] [--rounds R]`
+// `node bench.js [--endpoints URLS] [--seconds S] [--rounds R]`, or `--endpoints URLS --serve`
 //
 // The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Node binding, with
 // the same definitions: cycles/s of lock+release on one client (1 loop, then 64 concurrent
@@ -8,7 +8,9 @@
 // acquire resolution minus the previous holder's release start; p50/p99; Jain's index).
 // Rounds interleave the workloads; each prints its median round as one JSON line shaped like
 // Report::json with "lang":"node". Without --endpoints (or ETCDLOCK_ENDPOINTS) it starts a
-// throwaway etcd with tests/etcd_harness.py.
+// throwaway etcd with tests/etcd_harness.py. With --serve it runs one workload per stdin line
+// (`SECONDS WORKLOAD NAME`) and answers each with one JSON line, until stdin closes (for
+// bench/run.py).
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -17,14 +19,15 @@ const { performance } = require('node:perf_hooks');
 const { Client } = require('./index.js');
 
 function parseArgs(argv) {
-  const args = { endpoints: process.env.ETCDLOCK_ENDPOINTS || null, seconds: 1, rounds: 5 };
+  const args = { endpoints: process.env.ETCDLOCK_ENDPOINTS || null, seconds: 1, rounds: 5, serve: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--endpoints') args.endpoints = argv[++i];
     else if (a === '--seconds') args.seconds = Number(argv[++i]);
     else if (a === '--rounds') args.rounds = Number(argv[++i]);
+    else if (a === '--serve') args.serve = true;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node bench.js [--endpoints URL[,URL]] [--seconds N] [--rounds N]');
+      console.log('usage: node bench.js [--endpoints URL[,URL]] [--seconds N] [--rounds N] [--serve]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -127,8 +130,24 @@ function startEtcd() {
   return { endpoints: r.stdout.trim().split('\n').pop(), stop };
 }
 
+/** One workload per stdin line, one JSON line back for each. */
+async function serve(endpoints) {
+  const lines = require('node:readline').createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    const m = /^(\S+) (.+)$/.exec(line.trim());
+    if (!m) break;
+    const w = WORKLOADS.find((x) => x.name === m[2]);
+    if (!w) throw new Error(`unknown workload ${m[2]}`);
+    console.log(json(await w.run(endpoints, Number(m[1]))));
+  }
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  if (args.serve) {
+    if (!args.endpoints) throw new Error('--serve needs --endpoints');
+    return serve(args.endpoints.split(','));
+  }
   const own = args.endpoints ? null : startEtcd();
   try {
     const endpoints = (args.endpoints || own.endpoints).split(',');

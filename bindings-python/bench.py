@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Python package.
 
-    python3 bench.py --endpoints URLS [--seconds S] [--rounds R] [--many threads|asyncio]
+    python3 bench.py --endpoints URLS [--seconds S] [--rounds R] [--many threads|asyncio] [--serve]
 
 Prints one JSON line per workload, in the Rust bench's format with "lang":"python", each the
 round with the median throughput. Rounds interleave the workloads, as the Rust bench does.
+With --serve, runs one workload per stdin line (`SECONDS WORKLOAD NAME`) and answers each with
+one JSON line, until stdin closes (for bench/run.py).
 """
 
 import argparse
 import asyncio
 import json
 import os
+import sys
 import threading
 import time
 import uuid
@@ -154,22 +157,30 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--many", choices=["asyncio", "threads"], default="asyncio",
                     help="run 'lock many' as 64 asyncio tasks (default) or 64 threads")
+    ap.add_argument("--serve", action="store_true", help="run the workloads stdin names (see above)")
     a = ap.parse_args()
     if a.rounds < 1 or a.seconds <= 0:
         ap.error("--rounds and --seconds must be positive")
 
     many = lock_many_asyncio if a.many == "asyncio" else lock_many_threads
-    workloads = [
-        lambda: lock_uncontended(a.endpoints, a.seconds),
-        lambda: Report("lock many (64 tasks)", many(a.endpoints, 64, a.seconds) / a.seconds),
-        lambda: lock_contended(a.endpoints, 4, a.seconds),
-        lambda: lock_contended(a.endpoints, 16, a.seconds),
-    ]
+    workloads = {
+        "lock uncontended": lambda s: lock_uncontended(a.endpoints, s),
+        "lock many (64 tasks)": lambda s: Report("lock many (64 tasks)", many(a.endpoints, 64, s) / s),
+        "lock contended (4 clients)": lambda s: lock_contended(a.endpoints, 4, s),
+        "lock contended (16 clients)": lambda s: lock_contended(a.endpoints, 16, s),
+    }
+    if a.serve:
+        for line in sys.stdin:
+            seconds, _, name = line.strip().partition(" ")
+            if not name:
+                break
+            print(workloads[name](float(seconds)).json(), flush=True)
+        return
     lock_uncontended(a.endpoints, 0.5)  # warm the server up before anything is timed
     rounds: List[List[Report]] = [[] for _ in workloads]
     for _ in range(a.rounds):
-        for i, w in enumerate(workloads):
-            rounds[i].append(w())
+        for i, w in enumerate(workloads.values()):
+            rounds[i].append(w(a.seconds))
     for r in rounds:
         print(median(r).json(), flush=True)
 

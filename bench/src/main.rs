@@ -1,10 +1,16 @@
 //! `cargo run --release -p etcdlock-bench [-- --endpoints URLS] [--seconds N] [--rounds N] [--json] [--only NAME-PART]`
+//! `etcdlock-bench --endpoints URLS --serve` (for `bench/run.py`)
 //!
 //! Measures, in one run against one etcd, etcdlock's mutex next to the minimal raw loop a lock
 //! cycle can take (a put-if-absent Txn with a pre-granted lease, then a Delete):
 //! uncontended cycles/s, 64 tasks on one client each locking its own name, and 4 and 16
 //! clients contending for one name (cycles/s, handoff latency, Jain's fairness index).
 //! Without `--endpoints` it starts its own single-member etcd with its data in /dev/shm.
+//!
+//! With `--serve` it runs one workload per line read from stdin (`SECONDS WORKLOAD NAME`, e.g.
+//! `1 lock uncontended`) and answers each with one JSON line, until stdin closes: `bench/run.py`
+//! keeps one such process per language and alternates them window by window, so that the
+//! machine's drift hits the languages it compares alike.
 
 mod workloads;
 
@@ -18,10 +24,11 @@ struct Args {
     json: bool,
     /// Run only the workloads whose name contains this (for profiling one of them).
     only: Option<String>,
+    serve: bool,
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { endpoints: None, seconds: 1.0, rounds: 5, json: false, only: None };
+    let mut args = Args { endpoints: None, seconds: 1.0, rounds: 5, json: false, only: None, serve: false };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -30,8 +37,9 @@ fn parse_args() -> Args {
             "--rounds" => args.rounds = it.next().and_then(|s| s.parse().ok()).filter(|&n| n > 0).expect("--rounds N"),
             "--json" => args.json = true,
             "--only" => args.only = it.next(),
+            "--serve" => args.serve = true,
             "-h" | "--help" => {
-                println!("usage: etcdlock-bench [--endpoints URL[,URL]] [--seconds N] [--rounds N] [--json] [--only NAME-PART]");
+                println!("usage: etcdlock-bench [--endpoints URL[,URL]] [--seconds N] [--rounds N] [--json] [--only NAME-PART] | --endpoints URL[,URL] --serve");
                 std::process::exit(0);
             }
             other => panic!("unknown argument {other:?}"),
@@ -41,27 +49,39 @@ fn parse_args() -> Args {
 }
 
 fn main() {
+    let args = parse_args();
     // Everything, the raw loop included, runs on the library's shared runtime: that is where
     // every binding's calls run too, and it keeps the comparison on equal terms.
-    etcdlock::runtime::block_on(bench()).expect("benchmark panicked");
+    if args.serve {
+        serve(args.endpoints.expect("--serve needs --endpoints"));
+    } else {
+        etcdlock::runtime::block_on(bench(args)).expect("benchmark panicked");
+    }
 }
 
-async fn bench() {
-    let args = parse_args();
+fn serve(endpoints: Vec<String>) {
+    use std::io::{BufRead, Write};
+    for line in std::io::stdin().lock().lines() {
+        let line = line.expect("stdin");
+        let Some((secs, name)) = line.trim().split_once(' ') else { break };
+        let secs: f64 = secs.parse().expect("SECONDS WORKLOAD");
+        let w = workloads::ALL.iter().find(|w| w.name() == name).unwrap_or_else(|| panic!("unknown workload {name:?}"));
+        let (w, endpoints) = (*w, endpoints.clone());
+        let report = etcdlock::runtime::block_on(async move { workloads::run(w, &endpoints, Duration::from_secs_f64(secs)).await })
+            .expect("benchmark panicked");
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", report.json("rust")).and_then(|_| out.flush()).expect("stdout");
+    }
+}
+
+async fn bench(args: Args) {
     let own = args.endpoints.is_none().then(|| etcd_testkit::Etcd::start(1));
     let endpoints = args.endpoints.clone().unwrap_or_else(|| own.as_ref().unwrap().endpoints());
     let dur = Duration::from_secs_f64(args.seconds);
 
     // Warm the server up (WAL preallocation, first compactions) before anything is timed.
     workloads::run(Workload::RawUncontended, &endpoints, Duration::from_millis(500)).await;
-    let mut order = vec![
-        Workload::RawUncontended,
-        Workload::LockUncontended,
-        Workload::RawMany(64),
-        Workload::LockMany(64),
-        Workload::LockContended(4),
-        Workload::LockContended(16),
-    ];
+    let mut order = workloads::ALL.to_vec();
     if let Some(only) = &args.only {
         order.retain(|w| w.name().contains(only.as_str()));
     }

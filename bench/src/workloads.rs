@@ -16,6 +16,16 @@ pub enum Workload {
     LockContended(usize),
 }
 
+/// Every workload, in the order a run measures them.
+pub const ALL: [Workload; 6] = [
+    Workload::RawUncontended,
+    Workload::LockUncontended,
+    Workload::RawMany(64),
+    Workload::LockMany(64),
+    Workload::LockContended(4),
+    Workload::LockContended(16),
+];
+
 pub struct Report {
     pub name: String,
     pub cycles_per_sec: f64,

@@ -5,6 +5,8 @@
  * JSON line per workload, from its median round, in the Rust bench's format with "lang":"c".
  *
  *   bench --endpoints http://127.0.0.1:2379 [--seconds 1] [--rounds 5]
+ *   bench --endpoints URL --serve   (one workload per stdin line, `SECONDS WORKLOAD NAME`, one
+ *                                    JSON line back for each, until stdin closes; bench/run.py)
  */
 #define _GNU_SOURCE
 #include <etcdlock.h>
@@ -224,9 +226,46 @@ static void print_ms(double v) {
         printf("%.4f", v);
 }
 
+static void print_json(const struct report *m) {
+    printf("{\"lang\":\"c\",\"workload\":\"%s\",\"cycles_per_sec\":%.1f,\"handoff_p50_ms\":", m->name, m->cycles_per_sec);
+    print_ms(m->p50_ms);
+    printf(",\"handoff_p99_ms\":");
+    print_ms(m->p99_ms);
+    printf(",\"jain\":");
+    if (isnan(m->jain))
+        printf("null");
+    else
+        printf("%.4f", m->jain);
+    printf("}\n");
+    fflush(stdout);
+}
+
+static int serve(void) {
+    char line[256], name[128];
+    double seconds;
+    while (fgets(line, sizeof line, stdin) && sscanf(line, "%lf %127[^\n]", &seconds, name) == 2) {
+        struct report r;
+        if (!strcmp(name, "lock uncontended"))
+            r = lock_many(1, seconds);
+        else if (!strcmp(name, "lock many (64 tasks)"))
+            r = lock_many(64, seconds);
+        else if (!strcmp(name, "lock contended (4 clients)"))
+            r = contended(4, seconds);
+        else if (!strcmp(name, "lock contended (16 clients)"))
+            r = contended(16, seconds);
+        else {
+            fprintf(stderr, "bench: unknown workload %s\n", name);
+            return 2;
+        }
+        print_json(&r);
+    }
+    etcdlock_shutdown(5000);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     double seconds = 1.0;
-    int rounds = 5;
+    int rounds = 5, serving = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--endpoints") && i + 1 < argc)
             g_endpoints = argv[++i];
@@ -234,8 +273,10 @@ int main(int argc, char **argv) {
             seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--serve"))
+            serving = 1;
         else {
-            fprintf(stderr, "usage: bench [--endpoints URL[,URL]] [--seconds S] [--rounds R]\n");
+            fprintf(stderr, "usage: bench [--endpoints URL[,URL]] [--seconds S] [--rounds R] [--serve]\n");
             return 2;
         }
     }
@@ -243,6 +284,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench: --seconds must be > 0 and --rounds in 1..1000\n");
         return 2;
     }
+    if (serving) return serve();
     lock_many(1, 0.5); /* warm the server and the library up */
     enum { W = 4 };
     struct report *res[W];
@@ -256,16 +298,7 @@ int main(int argc, char **argv) {
     for (int w = 0; w < W; w++) {
         qsort(res[w], rounds, sizeof(struct report), by_cycles);
         struct report *m = &res[w][rounds / 2];
-        printf("{\"lang\":\"c\",\"workload\":\"%s\",\"cycles_per_sec\":%.1f,\"handoff_p50_ms\":", m->name, m->cycles_per_sec);
-        print_ms(m->p50_ms);
-        printf(",\"handoff_p99_ms\":");
-        print_ms(m->p99_ms);
-        printf(",\"jain\":");
-        if (isnan(m->jain))
-            printf("null");
-        else
-            printf("%.4f", m->jain);
-        printf("}\n");
+        print_json(m);
         free(res[w]);
     }
     etcdlock_shutdown(5000);
