@@ -26,5 +26,8 @@ bash bindings-python/test.sh
 echo "== Conformance: every binding names every scenario that applies to it"
 python3 tests/conformance/check.py
 
+echo "== Benchmark smoke run: every language's bench runs (numbers are not checked here)"
+python3 bench/run.py --rounds 1 --seconds 0.2
+
 echo "== The demo (all four languages, every episode; exits non-zero if a check fails)"
 ./demo.sh --duration 20
