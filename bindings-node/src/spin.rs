@@ -13,15 +13,20 @@ use napi::{sys, Env};
 use std::cell::RefCell;
 use std::os::raw::{c_int, c_void};
 
-/// Room for a `uv_idle_t` (about 120 bytes on 64-bit platforms), which must come first.
+/// Room for a `uv_idle_t` (120 bytes on 64-bit Linux; `open` checks), which must come first.
 #[repr(C, align(16))]
 struct Idle {
-    uv: [u8; 256],
+    uv: [u8; UV_IDLE_ROOM],
     cleanup: sys::napi_async_cleanup_hook_handle,
 }
 
+const UV_IDLE_ROOM: usize = 256;
+/// `UV_IDLE` in libuv's (stable) `uv_handle_type`.
+const UV_IDLE: c_int = 6;
+
 // From the host process (node exports libuv), like the napi_* functions.
 extern "C" {
+    fn uv_handle_size(handle_type: c_int) -> usize;
     fn uv_idle_init(event_loop: *mut c_void, handle: *mut Idle) -> c_int;
     fn uv_idle_start(handle: *mut Idle, cb: extern "C" fn(*mut Idle)) -> c_int;
     fn uv_idle_stop(handle: *mut Idle) -> c_int;
@@ -77,12 +82,16 @@ extern "C" fn on_idle(_: *mut Idle) {
 }
 
 fn open(env: &Env) -> Option<*mut Idle> {
+    // SAFETY: a pure function of libuv's.
+    if unsafe { uv_handle_size(UV_IDLE) } > UV_IDLE_ROOM {
+        return None;
+    }
     let mut event_loop = std::ptr::null_mut();
     // SAFETY: a live env on its own thread.
     if unsafe { sys::napi_get_uv_event_loop(env.raw(), &mut event_loop) } != sys::Status::napi_ok {
         return None;
     }
-    let idle = Box::into_raw(Box::new(Idle { uv: [0; 256], cleanup: std::ptr::null_mut() }));
+    let idle = Box::into_raw(Box::new(Idle { uv: [0; UV_IDLE_ROOM], cleanup: std::ptr::null_mut() }));
     // SAFETY: `idle` is a fresh allocation that outlives the handle (freed in `on_closed`).
     unsafe {
         if uv_idle_init(event_loop.cast(), idle) != 0 {
