@@ -23,6 +23,8 @@ type Settle = Box<dyn FnOnce(&Env) -> Result<sys::napi_value> + Send>;
 struct Job {
     deferred: SendDeferred,
     settle: Settle,
+    /// When the call started: how long the JS thread waited decides whether it polls (`spin`).
+    started: std::time::Instant,
 }
 
 /// The raw deferred is only ever used on the JS thread that created it.
@@ -57,7 +59,8 @@ pub fn init_completions(noop: Function<'_, (), Unknown<'static>>) -> Result<()> 
 
 fn settle_on_js_thread(ctx: ThreadsafeCallContext<Job>) -> Result<()> {
     let env = ctx.env;
-    let Job { deferred, settle } = ctx.value;
+    let Job { deferred, settle, started } = ctx.value;
+    etcdlock::spin::record(started.elapsed());
     let raw_env = env.raw();
     let status = match settle(&env) {
         Ok(v) => unsafe { sys::napi_resolve_deferred(raw_env, deferred.0, v) },
@@ -111,6 +114,7 @@ where
         return Err(e);
     }
     let deferred = SendDeferred(deferred);
+    let started = std::time::Instant::now();
     etcdlock::runtime::spawn(async move {
         let result = fut.await;
         let settle: Settle = Box::new(move |env: &Env| match result {
@@ -124,12 +128,12 @@ where
         let _ = tsfn
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .call(Job { deferred, settle }, ThreadsafeFunctionCallMode::NonBlocking);
+            .call(Job { deferred, settle, started }, ThreadsafeFunctionCallMode::NonBlocking);
     });
     Ok(PromiseRaw::new(env.raw(), promise))
 }
 
-/// Whether a promise of this JS thread waits for its outcome.
-pub fn pending() -> bool {
-    COMPLETER.with(|c| c.borrow().as_ref().is_some_and(|c| c.pending > 0))
+/// How many promises of this JS thread wait for their outcome.
+pub fn pending() -> usize {
+    COMPLETER.with(|c| c.borrow().as_ref().map_or(0, |c| c.pending))
 }

@@ -195,6 +195,7 @@ impl<T: Send + 'static> Blocking<T> {
                 Some(_) => break None,
             }
         };
+        crate::spin::record(start.elapsed());
         match result {
             None => Ok(None),
             Some(Ok(v)) => Ok(Some(v)),

@@ -4,13 +4,18 @@
 //! A local etcd answers within that, so the reply needs no wake-up of a sleeping thread, which
 //! on a VM (a halted vCPU woken by an interrupt) cost ~40 us per call here: a sixth of a local
 //! etcd round trip. Spinning made a Python lock/release cycle ~20 % faster, and a Node one
-//! ~20 % (there the JS thread polls its event loop instead of sleeping in it). At most half
+//! 10-50 % (there the JS thread polls its event loop instead of sleeping in it). At most half
 //! the CPUs' worth of callers spin at once, so that many waiting threads cannot starve the
 //! runtime, or a local etcd, of CPU: the others sleep at once.
 //!
+//! Only while it pays: callers [`record`] how long each wait took, and nobody spins while fewer
+//! than half of the recent replies came within the window (an etcd a few milliseconds away, or
+//! calls that wait for a held lock). Spinning for those would burn a window of CPU per call
+//! and save nothing.
+//!
 //! `ETCDLOCK_SPIN_US` sets the window in microseconds (`0`: never spin).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -18,6 +23,9 @@ const DEFAULT_WINDOW: Duration = Duration::from_millis(1);
 
 /// How many callers spin right now.
 static SPINNERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Share of recent replies that came within the window, as a moving average in 1/1024ths.
+static HITS: HitRate = HitRate::new();
 
 /// How long a waiting caller spins before it sleeps.
 pub fn window() -> Duration {
@@ -46,7 +54,7 @@ impl Spin {
     /// spinning is off or enough callers spin already.
     pub fn start(limit: Option<Duration>) -> Option<Spin> {
         let window = limit.map_or(window(), |l| l.min(window()));
-        if window.is_zero() {
+        if window.is_zero() || !HITS.worth_spinning() {
             return None;
         }
         if SPINNERS.fetch_add(1, Ordering::AcqRel) >= max_spinners() {
@@ -66,8 +74,67 @@ impl Spin {
     }
 }
 
+/// Reports how long a caller waited for a reply (spinning or not), which decides whether the
+/// next callers spin.
+pub fn record(waited: Duration) {
+    HITS.record(waited <= window());
+}
+
+struct HitRate(AtomicU32);
+
+impl HitRate {
+    const ONE: u32 = 1024;
+
+    const fn new() -> HitRate {
+        HitRate(AtomicU32::new(Self::ONE))
+    }
+
+    /// Moves the average an eighth of the way towards this sample.
+    fn record(&self, hit: bool) {
+        let sample = if hit { Self::ONE } else { 0 };
+        let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| Some(old - old / 8 + sample / 8));
+    }
+
+    fn worth_spinning(&self) -> bool {
+        self.0.load(Ordering::Relaxed) >= Self::ONE / 2
+    }
+}
+
 impl Drop for Spin {
     fn drop(&mut self) {
         SPINNERS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HitRate;
+
+    #[test]
+    fn spinning_stops_when_replies_come_late_and_resumes_when_they_come_in_time() {
+        let rate = HitRate::new();
+        assert!(rate.worth_spinning());
+        let mut misses = 0;
+        while rate.worth_spinning() {
+            rate.record(false);
+            misses += 1;
+        }
+        assert_eq!(misses, 6, "a handful of late replies stop it");
+        // One long wait among quick replies does not stop it.
+        for _ in 0..20 {
+            rate.record(true);
+        }
+        rate.record(false);
+        assert!(rate.worth_spinning());
+        for _ in 0..5 {
+            rate.record(false);
+        }
+        assert!(!rate.worth_spinning());
+        let mut hits = 0;
+        while !rate.worth_spinning() {
+            rate.record(true);
+            hits += 1;
+        }
+        assert!(hits <= 8, "quick replies resume it within {hits} calls");
     }
 }
