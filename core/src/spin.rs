@@ -9,9 +9,12 @@
 //! runtime, or a local etcd, of CPU: the others sleep at once.
 //!
 //! Only while it pays: callers [`record`] how long each wait took, and nobody spins while fewer
-//! than half of the recent replies came within the window (an etcd a few milliseconds away, or
-//! calls that wait for a held lock). Spinning for those would burn a window of CPU per call
-//! and save nothing.
+//! than a quarter of the recent replies came within twice the window (an etcd a few
+//! milliseconds away). Spinning for those would burn a window of CPU per call and save nothing.
+//! The bar is low on purpose: calls that wait for a held lock also count as late, and a local
+//! etcd's replies sometimes miss the window on a busy machine; requiring half of them in the
+//! window measured the bindings' uncontended loops at 0.79-0.90 × the core's, against 0.86-1.02
+//! without that rule.
 //!
 //! `ETCDLOCK_SPIN_US` sets the window in microseconds (`0`: never spin).
 
@@ -77,7 +80,7 @@ impl Spin {
 /// Reports how long a caller waited for a reply (spinning or not), which decides whether the
 /// next callers spin.
 pub fn record(waited: Duration) {
-    HITS.record(waited <= window());
+    HITS.record(waited <= 2 * window());
 }
 
 struct HitRate(AtomicU32);
@@ -96,7 +99,7 @@ impl HitRate {
     }
 
     fn worth_spinning(&self) -> bool {
-        self.0.load(Ordering::Relaxed) >= Self::ONE / 2
+        self.0.load(Ordering::Relaxed) >= Self::ONE / 4
     }
 }
 
@@ -119,14 +122,13 @@ mod tests {
             rate.record(false);
             misses += 1;
         }
-        assert_eq!(misses, 6, "a handful of late replies stop it");
-        // One long wait among quick replies does not stop it.
-        for _ in 0..20 {
-            rate.record(true);
+        assert_eq!(misses, 11, "a dozen late replies in a row stop it");
+        // Late replies (or lock waits) mixed in among quick ones do not.
+        for i in 0..100 {
+            rate.record(i % 2 == 0);
         }
-        rate.record(false);
         assert!(rate.worth_spinning());
-        for _ in 0..5 {
+        for _ in 0..11 {
             rate.record(false);
         }
         assert!(!rate.worth_spinning());
@@ -135,6 +137,6 @@ mod tests {
             rate.record(true);
             hits += 1;
         }
-        assert!(hits <= 8, "quick replies resume it within {hits} calls");
+        assert!(hits <= 3, "quick replies resume it within {hits} calls");
     }
 }
