@@ -49,6 +49,9 @@ def commands(lang, endpoints):
 
 WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)"]
 RAW = {"lock uncontended": "raw uncontended", "lock many (64 tasks)": "raw many (64 tasks)"}
+# Extra rows, as label: (language, workload it stands beside, what that language's bench calls it).
+# C's 64 tasks are chains of `_async` calls; its 64 blocked threads get a row of their own.
+VARIANTS = {"c threads": ("c", "lock many (64 tasks)", "lock many (64 threads)")}
 
 
 class Server:
@@ -104,11 +107,11 @@ def main():
                 compact(etcd)
                 got = {}
                 for w in WORKLOADS:
-                    labels = (["raw"] if w in RAW else []) + langs
+                    labels = (["raw"] if w in RAW else []) + langs + variants(w, langs)
                     shift = rnd % len(labels)  # each language takes each place in turn
                     for label in labels[shift:] + labels[:shift]:
-                        server = servers["rust" if label == "raw" else label]
-                        got[(w, label)] = server.run(RAW[w] if label == "raw" else w, args.seconds)
+                        lang, name = target(label, w)
+                        got[(w, label)] = servers[lang].run(name, args.seconds)
                 rounds.append(got)
         finally:
             for server in servers.values():
@@ -116,6 +119,20 @@ def main():
     print(f"{args.rounds} rounds of {args.seconds:g} s windows per workload and language, alternating; "
           f"ratios are medians of per-round ratios\n")
     print_table(rounds, langs)
+
+
+def target(label, workload):
+    """The bench process and its workload name behind a row's label."""
+    if label == "raw":
+        return "rust", RAW[workload]
+    if label in VARIANTS:
+        lang, _, name = VARIANTS[label]
+        return lang, name
+    return label, workload
+
+
+def variants(workload, langs):
+    return [label for label, (lang, w, _) in VARIANTS.items() if w == workload and lang in langs]
 
 
 def compact(etcd):
@@ -150,7 +167,7 @@ def print_table(rounds, langs):
     print("\n| workload | lang | cycles/s | x Rust core | x raw | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for w in WORKLOADS:
-        for lang in langs:
+        for lang in langs + variants(w, langs):
             if not col(w, lang, "cycles_per_sec"):
                 continue
             jain = [j for j in col(w, lang, "jain") if j is not None]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
 # temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
-# header test against a real etcd, one valgrind run. Ends with "N passed, N failed".
+# header test against a real etcd, valgrind runs of the API tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -77,7 +77,7 @@ endpoints="$(python3 tests/etcd_harness.py start --members 1 --state "$state")"
 export ETCDLOCK_ENDPOINTS="$endpoints" ETCDLOCK_ETCDCTL="$root/.tools/bin/etcdctl"
 echo "== C: etcd at $endpoints"
 
-echo "== C: install into a temp PREFIX, build examples/basic.c with pkg-config, run it"
+echo "== C: install into a temp PREFIX, build the examples with pkg-config, run them"
 prefix="$tmp/prefix"
 bash "$here/install.sh" "$prefix" >/dev/null 2>&1 || bash "$here/install.sh" "$prefix"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
@@ -97,13 +97,21 @@ else
     record FAIL "examples/basic.c (static libetcdlock.a)"
 fi
 
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/async.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/async" \
+    && run_quiet async 60 "$tmp/async" && grep -q '^done$' "$tmp/async.out"; then
+    record ok "examples/async.c (callbacks) builds and runs"
+else
+    record FAIL "examples/async.c (callbacks)"
+fi
+
 echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 # LeakSanitizer would report the Rust runtime's one-time allocations; leaks are checked by
 # the valgrind run below instead.
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads; do
+for t in test_api test_threads test_async; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -118,15 +126,17 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-# shellcheck disable=SC2046
-cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/test_api.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/test_api_vg"
-if run_quiet valgrind 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \
-    --errors-for-leak-kinds=definite,indirect,possible --suppressions="$here/tests/valgrind.supp" \
-    "$tmp/test_api_vg" && grep -q 'ERROR SUMMARY: 0 errors' "$tmp/valgrind.out"; then
-    record ok "valgrind: test_api (whole API) without leaks or memory errors"
-else
-    record FAIL "valgrind: test_api"
-fi
+for t in test_api test_async; do
+    # shellcheck disable=SC2046
+    cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
+    if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+        --errors-for-leak-kinds=definite,indirect,possible --suppressions="$here/tests/valgrind.supp" \
+        "$tmp/${t}_vg" && grep -q 'ERROR SUMMARY: 0 errors' "$tmp/${t}_valgrind.out" && ! grep -q '^FAIL - ' "$tmp/${t}_valgrind.out"; then
+        record ok "valgrind: $t without leaks or memory errors"
+    else
+        record FAIL "valgrind: $t"
+    fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

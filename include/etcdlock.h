@@ -193,6 +193,22 @@ typedef struct etcdlock_client_options {
  */
 typedef void (*etcdlock_lost_cb)(void *user_data, int reason);
 
+/**
+ * Called once with the outcome of etcdlock_lock_acquire_async: `status` ETCDLOCK_OK and the
+ * held lock (the callee owns it: etcdlock_lock_free), or an error status and NULL (the
+ * message is in etcdlock_last_error on this thread, during the call).
+ *
+ * Runs on a library thread that also serves the library's I/O: it must return quickly.
+ * Blocking etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD; the `_async` ones work.
+ */
+typedef void (*etcdlock_lock_cb)(void *user_data, int status, struct etcdlock_lock *lock);
+
+/**
+ * Called once with the outcome of an `_async` call that yields no value, on a library
+ * thread, under the same rules as etcdlock_lock_cb.
+ */
+typedef void (*etcdlock_done_cb)(void *user_data, int status);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -415,6 +431,27 @@ int etcdlock_lock_release(struct etcdlock_lock *lock);
  * library thread). No lost callback runs after this returns. NULL is a no-op.
  */
 void etcdlock_lock_free(struct etcdlock_lock *lock);
+
+/**
+ * Starts etcdlock_lock_acquire (same arguments and semantics) without blocking: returns
+ * ETCDLOCK_OK at once and calls `cb` exactly once later, also when the client is freed or
+ * etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED). Bad arguments return their status
+ * here, and then `cb` is never called. `cb` must not be NULL.
+ */
+int etcdlock_lock_acquire_async(struct etcdlock_client *client,
+                                const char *name,
+                                int64_t ttl_s,
+                                int64_t timeout_ms,
+                                const struct etcdlock_cancel *cancel,
+                                etcdlock_lock_cb cb,
+                                void *user_data);
+
+/**
+ * Starts etcdlock_lock_release (same semantics) without blocking: returns ETCDLOCK_OK at once
+ * and calls `cb`, if not NULL, exactly once when the release is done. The lost callback is
+ * disarmed before this returns. The lock may be freed before `cb` runs.
+ */
+int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb, void *user_data);
 
 /**
  * Optional, before exit: closes every client (revoking their leases, within `timeout_ms`)

@@ -36,7 +36,7 @@ fmt = lambda v: "-" if v is None else f"{v:.2f}"
 print("\n| workload | Rust cycles/s | C cycles/s | C/Rust | Rust handoff p50/p99 ms | C handoff p50/p99 ms | Rust Jain | C Jain |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|")
 for r in c:
-    x = rust.get(r["workload"], {})
+    x = rust.get(r["workload"].replace("threads", "tasks"), {})  # 64 threads stand beside 64 tasks
     ratio = r["cycles_per_sec"] / x["cycles_per_sec"] if x.get("cycles_per_sec") else float("nan")
     print(f"| {r['workload']} | {x.get('cycles_per_sec', float('nan')):.0f} | {r['cycles_per_sec']:.0f} | {ratio:.2f} "
           f"| {fmt(x.get('handoff_p50_ms'))} / {fmt(x.get('handoff_p99_ms'))} "

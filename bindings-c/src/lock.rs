@@ -42,16 +42,13 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
         let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
         let out = ffi::out(out, "out")?;
         let timeout = ffi::wait(timeout_ms)?;
-        if ttl_s <= 0 {
-            return Err(invalid(format!("ttl_s must be a positive number of seconds, got {ttl_s}")));
-        }
+        let ttl_s = ttl(ttl_s)?;
         // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
         let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
         let opts = LockOptions { timeout, cancel };
         let mutex = c.client.mutex(name, ttl_s)?;
         let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
-        let lock = etcdlock_lock { guard: Arc::new(guard), client: c.client.clone(), lost: Slot::new() };
-        unsafe { *out = ffi::into_raw(lock) };
+        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone())) };
         Ok(())
     })
 }
@@ -147,7 +144,23 @@ pub unsafe extern "C" fn etcdlock_lock_free(lock: *mut etcdlock_lock) {
 
 
 impl etcdlock_lock {
+    pub(crate) fn new(guard: LockGuard, client: Client) -> etcdlock_lock {
+        etcdlock_lock { guard: Arc::new(guard), client, lost: Slot::new() }
+    }
+
     pub(crate) fn guard(&self) -> Arc<LockGuard> {
         self.guard.clone()
     }
+
+    pub(crate) fn disarm_lost(&self) {
+        self.lost.disarm();
+    }
+}
+
+/// A lock's lease TTL argument (the upper bound is core's to check).
+pub(crate) fn ttl(ttl_s: i64) -> ffi::FfiResult<i64> {
+    if ttl_s <= 0 {
+        return Err(invalid(format!("ttl_s must be a positive number of seconds, got {ttl_s}")));
+    }
+    Ok(ttl_s)
 }

@@ -308,7 +308,9 @@ impl Client {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.inner.opts.request_timeout);
         let inner = &self.inner;
         let mut attempt = || {
-            let fut = f(&inner.rpc);
+            // Boxed: a tonic call's future is kilobytes, and every async layer above (retry,
+            // deadline, lock, a binding's spawned task) would otherwise carry and copy it.
+            let fut = Box::pin(f(&inner.rpc));
             async move {
                 let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
                 fut.await.map_err(Error::from)

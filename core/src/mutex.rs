@@ -144,7 +144,7 @@ impl Mutex {
         match self.acquire(lease, active, try_once, deadline, &cancel).await {
             Attempt::LeaseGone(_) if !fresh => {
                 let (lease, active, _) = self.take_lease(deadline).await?;
-                self.acquire(lease, active, try_once, deadline, &cancel).await.into()
+                Box::pin(self.acquire(lease, active, try_once, deadline, &cancel)).await.into()
             }
             attempt => attempt.into(),
         }
@@ -174,7 +174,7 @@ impl Mutex {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
-                self.cleanup(&mut pending, &lease, active).await;
+                Box::pin(self.cleanup(&mut pending, &lease, active)).await;
                 return Attempt::LeaseGone(e);
             }
             r => r,
@@ -186,7 +186,7 @@ impl Mutex {
             },
             Ok(Enqueued::Busy) => Err(Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")),
             Ok(Enqueued::Waiting(my_rev, pos)) => {
-                let wait = self.wait(&key, my_rev, pos, &lease);
+                let wait = Box::pin(self.wait(&key, my_rev, pos, &lease));
                 let closed = self.client.inner.closed.clone();
                 tokio::select! {
                     r = wait => r.map(|sub| (my_rev, sub)),
@@ -205,7 +205,7 @@ impl Mutex {
                 Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, slot, token, lease, own_sub, active))
             }
             Err(e) => {
-                self.cleanup(&mut pending, &lease, active).await;
+                Box::pin(self.cleanup(&mut pending, &lease, active)).await;
                 Err(e)
             }
         })
@@ -277,10 +277,11 @@ impl Mutex {
                 _ => Enqueued::Busy,
             });
         }
-        let Some(mine) = self.client.get(&key).await? else {
+        // Boxed, as is every rare path here: the common future stays small to move and spawn.
+        let Some(mine) = Box::pin(self.client.get(&key)).await? else {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
         };
-        let pos = self.position(&key, mine.create_revision).await?;
+        let pos = Box::pin(self.position(&key, mine.create_revision)).await?;
         Ok(match pos.predecessor {
             None => Enqueued::Held(mine.create_revision),
             Some(_) => Enqueued::Waiting(mine.create_revision, pos),

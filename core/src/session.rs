@@ -67,7 +67,7 @@ impl Session {
         let fresh = match slot.as_ref() {
             Some(state) if !state.check_deadline() => false,
             _ => {
-                let new = lease::grant(client, self.ttl, deadline).await?;
+                let new = Box::pin(lease::grant(client, self.ttl, deadline)).await?;
                 if let Some(old) = slot.replace(new) {
                     // Lost here, maybe not yet on the server: its keys must not wait for its TTL.
                     let client = client.clone();
