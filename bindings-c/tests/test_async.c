@@ -48,6 +48,7 @@ static etcdlock_client *connect_client(void) {
     return c;
 }
 
+/* covers: LOCK-BASIC-001, LOCK-TOKEN-001, LOCK-RELEASE-001 (through the _async calls) */
 static void test_acquire_and_release(void) {
     char name[128], prefix[140];
     unique(name, sizeof name, "async");
@@ -92,6 +93,7 @@ static void test_acquire_and_release(void) {
     CHECK(count_keys(prefix) == 0);
 }
 
+/* covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-NULL-001 (through the _async calls) */
 static void test_bad_args(void) {
     char name[128], slash[140];
     unique(name, sizeof name, "asyncbad");
@@ -115,7 +117,8 @@ static void test_bad_args(void) {
 }
 
 /* Behind a holder: a try fails with WOULD_BLOCK, a wait with TIMEOUT, a cancelled wait with
- * CANCELLED, and a wait whose client is freed with CLOSED; each leaves no key. */
+ * CANCELLED, and a wait whose client is freed with CLOSED; each leaves no key.
+ * covers: LOCK-TRY-001, LOCK-TIMEOUT-001, LOCK-CANCEL-001, CONN-CLOSE-WAITER-001 (through the _async calls) */
 static void test_failures_leave_no_key(void) {
     char name[128], prefix[140];
     unique(name, sizeof name, "asyncfail");
