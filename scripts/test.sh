@@ -11,6 +11,10 @@ echo "== Rust: core unit, integration, fault and interop tests"
 cargo test --release --workspace --all-targets
 cargo test --release --workspace --doc
 
+echo "== Rust: core integration and fault tests again, on etcd 3.6 (built from Go modules: the version floor)"
+etcd_new="$(bash scripts/build-etcd.sh)"
+ETCD_BIN="$etcd_new" ETCDCTL_BIN="$PWD/.tools/bin/etcdctl" cargo test --release -p etcdlock --tests
+
 echo "== Rust: the demo example (two workers on a local etcd it starts itself)"
 cargo run --quiet --release -p etcdlock --example demo
 

@@ -31,6 +31,15 @@ pub fn etcd_bin() -> PathBuf {
     panic!("no etcd found: run scripts/install-deps.sh or set ETCD_BIN");
 }
 
+/// The version of the etcd server the tests run, from `etcd --version` (e.g. (3, 5, 1)).
+pub fn etcd_version() -> (u32, u32, u32) {
+    let out = Command::new(etcd_bin()).arg("--version").env_remove("ETCD_BIN").output().expect("etcd --version");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.lines().find_map(|l| l.strip_prefix("etcd Version: ")).expect("a version line");
+    let mut parts = v.trim().split('.').map(|p| p.parse().expect("a numeric version"));
+    (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap())
+}
+
 pub fn etcdctl_bin() -> PathBuf {
     if let Ok(p) = std::env::var("ETCDCTL_BIN") {
         return p.into();
