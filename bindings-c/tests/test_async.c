@@ -42,6 +42,13 @@ static int called_once(struct outcome *o) {
     return atomic_load(&o->calls) == 1;
 }
 
+/* Waits up to 10 s for exactly `n` keys under `prefix`. */
+static int keys_reach(const char *prefix, int n) {
+    double end = now_ms() + 10000;
+    while (count_keys(prefix) != n && now_ms() < end) sleep_ms(10);
+    return count_keys(prefix) == n;
+}
+
 static etcdlock_client *connect_client(void) {
     etcdlock_client *c = NULL;
     CHECK_RC(etcdlock_client_new(endpoints(), NULL, &c), ETCDLOCK_OK);
@@ -88,9 +95,7 @@ static void test_acquire_and_release(void) {
     CHECK(etcdlock_lock_fencing_token(l2) > token);
     CHECK_RC(etcdlock_lock_release_async(l2, NULL, NULL), ETCDLOCK_OK);
     etcdlock_lock_free(l2);
-    double end = now_ms() + 10000;
-    while (count_keys(prefix) > 0 && now_ms() < end) sleep_ms(10);
-    CHECK(count_keys(prefix) == 0);
+    CHECK(keys_reach(prefix, 0));
 }
 
 /* covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-NULL-001 (through the _async calls) */
@@ -144,9 +149,7 @@ static void test_failures_leave_no_key(void) {
     etcdlock_cancel *cancel = etcdlock_cancel_new();
     struct outcome cancelled = {0};
     CHECK_RC(etcdlock_lock_acquire_async(g_client, name, 10, ETCDLOCK_WAIT_FOREVER, cancel, on_lock, &cancelled), ETCDLOCK_OK);
-    double end = now_ms() + 10000;
-    while (count_keys(prefix) < 2 && now_ms() < end) sleep_ms(10);
-    CHECK(count_keys(prefix) == 2);
+    CHECK(keys_reach(prefix, 2)); /* queued behind the holder */
     etcdlock_cancel_trigger(cancel);
     CHECK(called_once(&cancelled));
     CHECK_RC(atomic_load(&cancelled.status), ETCDLOCK_E_CANCELLED);
@@ -157,9 +160,7 @@ static void test_failures_leave_no_key(void) {
     if (c) {
         struct outcome closed = {0};
         CHECK_RC(etcdlock_lock_acquire_async(c, name, 10, ETCDLOCK_WAIT_FOREVER, NULL, on_lock, &closed), ETCDLOCK_OK);
-        end = now_ms() + 10000;
-        while (count_keys(prefix) < 2 && now_ms() < end) sleep_ms(10);
-        CHECK(count_keys(prefix) == 2);
+        CHECK(keys_reach(prefix, 2));
         etcdlock_client_free(c);
         CHECK(called_once(&closed));
         CHECK_RC(atomic_load(&closed.status), ETCDLOCK_E_CLOSED);
