@@ -252,7 +252,9 @@ int etcdlock_client_new(const char *endpoints,
  * Closes the client and frees it: its leases are revoked (bounded by the request timeout),
  * its locks are lost, and calls still using its locks, leases or watches fail with
  * ETCDLOCK_E_CLOSED. Free those handles too. No other thread may be inside a call on this
- * client when it is freed. NULL is a no-op.
+ * client when it is freed. Every `_async` callback of the client and its locks has returned
+ * when this returns (waiting at most the request timeout; not at all on a library thread,
+ * e.g. inside such a callback). NULL is a no-op.
  */
 void etcdlock_client_free(struct etcdlock_client *client);
 
@@ -428,14 +430,15 @@ int etcdlock_lock_release(struct etcdlock_lock *lock);
 
 /**
  * Frees the lock, releasing it first if still held (in the background when called from a
- * library thread). No lost callback runs after this returns. NULL is a no-op.
+ * library thread) and no etcdlock_lock_release_async is under way. No lost callback runs
+ * after this returns. NULL is a no-op.
  */
 void etcdlock_lock_free(struct etcdlock_lock *lock);
 
 /**
  * Starts etcdlock_lock_acquire (same arguments and semantics) without blocking: returns
  * ETCDLOCK_OK at once and calls `cb` exactly once later, also when the client is freed or
- * etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED). Bad arguments return their status
+ * etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns. Bad arguments return their status
  * here, and then `cb` is never called. `cb` must not be NULL.
  */
 int etcdlock_lock_acquire_async(struct etcdlock_client *client,
@@ -448,8 +451,9 @@ int etcdlock_lock_acquire_async(struct etcdlock_client *client,
 
 /**
  * Starts etcdlock_lock_release (same semantics) without blocking: returns ETCDLOCK_OK at once
- * and calls `cb`, if not NULL, exactly once when the release is done. The lost callback is
- * disarmed before this returns. The lock may be freed before `cb` runs.
+ * and calls `cb`, if not NULL, exactly once when the release is done (at the latest before
+ * etcdlock_client_free of the lock's client returns). The lost callback is disarmed before
+ * this returns. The lock may be freed before `cb` runs.
  */
 int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb, void *user_data);
 

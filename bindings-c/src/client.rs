@@ -1,8 +1,10 @@
 //! Clients: options, connect, free.
 
 use crate::ffi::{self, invalid, FfiResult};
+use crate::lock_async::Callbacks;
 use etcdlock::{Client, ClientOptions};
 use std::os::raw::{c_char, c_int};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Options for etcdlock_client_new. Zero (or NULL) fields mean the defaults, so a
@@ -24,6 +26,8 @@ pub struct etcdlock_client_options {
 /// A connection to an etcd cluster. Any number of threads may use one client at once.
 pub struct etcdlock_client {
     pub(crate) client: Client,
+    pub(crate) callbacks: Arc<Callbacks>,
+    request_timeout: Duration,
 }
 
 /// Fills `opts` with the defaults (5 s timeouts, no user, 256 requests in flight).
@@ -89,8 +93,9 @@ pub unsafe extern "C" fn etcdlock_client_new(
         let out = ffi::out(out, "out")?;
         let opts = unsafe { convert(opts) }?;
         let eps: Vec<String> = endpoints.split(',').map(str::to_string).collect();
+        let request_timeout = opts.request_timeout;
         let client = ffi::block(async move { Client::connect(eps, opts).await })?;
-        let handle = etcdlock_client { client };
+        let handle = etcdlock_client { client, callbacks: Arc::default(), request_timeout };
         // SAFETY: checked non-NULL.
         unsafe { *out = ffi::into_raw(handle) };
         Ok(())
@@ -100,12 +105,18 @@ pub unsafe extern "C" fn etcdlock_client_new(
 /// Closes the client and frees it: its leases are revoked (bounded by the request timeout),
 /// its locks are lost, and calls still using its locks, leases or watches fail with
 /// ETCDLOCK_E_CLOSED. Free those handles too. No other thread may be inside a call on this
-/// client when it is freed. NULL is a no-op.
+/// client when it is freed. Every `_async` callback of the client and its locks has returned
+/// when this returns (waiting at most the request timeout; not at all on a library thread,
+/// e.g. inside such a callback). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_client_free(client: *mut etcdlock_client) {
     ffi::void(|| {
         let Some(handle) = (unsafe { ffi::from_raw(client) }) else { return };
         close(&handle.client);
+        if ffi::may_block() {
+            // Closing failed every pending call; their callbacks are on their way.
+            handle.callbacks.wait_all(handle.request_timeout);
+        }
     })
 }
 

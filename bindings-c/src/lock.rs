@@ -4,8 +4,10 @@ use crate::callback::{self, etcdlock_lost_cb, Slot};
 use crate::cancel::etcdlock_cancel;
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid};
+use crate::lock_async::Callbacks;
 use etcdlock::{Client, ErrorKind, LockGuard, LockOptions};
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Wait without a time limit (for every `timeout_ms` argument).
@@ -17,6 +19,11 @@ pub struct etcdlock_lock {
     guard: Arc<LockGuard>,
     client: Client,
     lost: Arc<Slot>,
+    /// Its client's, for release_async.
+    callbacks: Arc<Callbacks>,
+    /// release_async was called: the release is under way (etcdlock_lock_free must not start
+    /// a second one, whose success would make the first report NOT_HELD).
+    releasing: AtomicBool,
 }
 
 /// Acquires the lock `name` (a NUL-terminated string, not ending in '/'), whose holder's
@@ -48,7 +55,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
         let opts = LockOptions { timeout, cancel };
         let mutex = c.client.mutex(name, ttl_s)?;
         let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
-        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone())) };
+        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
         Ok(())
     })
 }
@@ -127,7 +134,8 @@ pub unsafe extern "C" fn etcdlock_lock_release(lock: *mut etcdlock_lock) -> c_in
 }
 
 /// Frees the lock, releasing it first if still held (in the background when called from a
-/// library thread). No lost callback runs after this returns. NULL is a no-op.
+/// library thread) and no etcdlock_lock_release_async is under way. No lost callback runs
+/// after this returns. NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_lock_free(lock: *mut etcdlock_lock) {
     ffi::void(|| {
@@ -135,7 +143,7 @@ pub unsafe extern "C" fn etcdlock_lock_free(lock: *mut etcdlock_lock) {
         lock.lost.disarm();
         // Only a held lock needs a round trip here (released: nothing to do; lost but not
         // released: dropping the guard deletes the key if still ours, in the background).
-        if lock.guard.is_held() && ffi::may_block() && !lock.client.is_closed() {
+        if lock.guard.is_held() && !lock.releasing.load(Ordering::Acquire) && ffi::may_block() && !lock.client.is_closed() {
             let guard = lock.guard.clone();
             let _ = ffi::block(async move { guard.release().await });
         }
@@ -144,8 +152,18 @@ pub unsafe extern "C" fn etcdlock_lock_free(lock: *mut etcdlock_lock) {
 
 
 impl etcdlock_lock {
-    pub(crate) fn new(guard: LockGuard, client: Client) -> etcdlock_lock {
-        etcdlock_lock { guard: Arc::new(guard), client, lost: Slot::new() }
+    pub(crate) fn new(guard: LockGuard, client: Client, callbacks: Arc<Callbacks>) -> etcdlock_lock {
+        etcdlock_lock { guard: Arc::new(guard), client, lost: Slot::new(), callbacks, releasing: AtomicBool::new(false) }
+    }
+
+    /// For release_async: the guard to release, once.
+    pub(crate) fn start_release(&self) -> Arc<LockGuard> {
+        self.releasing.store(true, Ordering::Release);
+        self.guard.clone()
+    }
+
+    pub(crate) fn callbacks(&self) -> &Arc<Callbacks> {
+        &self.callbacks
     }
 
     pub(crate) fn guard(&self) -> Arc<LockGuard> {

@@ -12,6 +12,8 @@ use crate::status::{set_last_error, ETCDLOCK_E_CLOSED, ETCDLOCK_E_INTERNAL, ETCD
 use etcdlock::LockOptions;
 use std::future::Future;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 /// Called once with the outcome of etcdlock_lock_acquire_async: `status` ETCDLOCK_OK and the
 /// held lock (the callee owns it: etcdlock_lock_free), or an error status and NULL (the
@@ -27,7 +29,7 @@ pub type etcdlock_done_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, 
 
 /// Starts etcdlock_lock_acquire (same arguments and semantics) without blocking: returns
 /// ETCDLOCK_OK at once and calls `cb` exactly once later, also when the client is freed or
-/// etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED). Bad arguments return their status
+/// etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns. Bad arguments return their status
 /// here, and then `cb` is never called. `cb` must not be NULL.
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_lock_acquire_async(
@@ -48,10 +50,10 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
         // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
         let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
         let mutex = c.client.mutex(name, ttl_s)?;
-        let client = c.client.clone();
-        let reply = Reply::new(user_data, move |user_data, outcome: FfiResult<etcdlock::LockGuard>| {
+        let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
+        let reply = Reply::new(&c.callbacks, user_data, move |user_data, outcome: FfiResult<etcdlock::LockGuard>| {
             let (status, lock) = match outcome {
-                Ok(guard) => (ETCDLOCK_OK, ffi::into_raw(etcdlock_lock::new(guard, client))),
+                Ok(guard) => (ETCDLOCK_OK, ffi::into_raw(etcdlock_lock::new(guard, client, callbacks))),
                 Err(f) => (failed(&f), std::ptr::null_mut()),
             };
             // SAFETY: the caller registered a valid function for this user_data.
@@ -63,15 +65,16 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
 }
 
 /// Starts etcdlock_lock_release (same semantics) without blocking: returns ETCDLOCK_OK at once
-/// and calls `cb`, if not NULL, exactly once when the release is done. The lost callback is
-/// disarmed before this returns. The lock may be freed before `cb` runs.
+/// and calls `cb`, if not NULL, exactly once when the release is done (at the latest before
+/// etcdlock_client_free of the lock's client returns). The lost callback is disarmed before
+/// this returns. The lock may be freed before `cb` runs.
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_lock_release_async(lock: *mut etcdlock_lock, cb: etcdlock_done_cb, user_data: *mut c_void) -> c_int {
     ffi::status(|| {
         let lock = unsafe { ffi::arg(lock, "lock") }?;
         lock.disarm_lost();
-        let guard = lock.guard();
-        let reply = Reply::new(user_data, move |user_data, outcome: FfiResult| {
+        let guard = lock.start_release();
+        let reply = Reply::new(lock.callbacks(), user_data, move |user_data, outcome: FfiResult| {
             let status = outcome.err().map_or(ETCDLOCK_OK, |f| failed(&f));
             if let Some(cb) = cb {
                 // SAFETY: the caller registered a valid function for this user_data.
@@ -88,6 +91,42 @@ fn failed(f: &Failure) -> c_int {
     f.status
 }
 
+/// A client's `_async` callbacks not yet returned, so that etcdlock_client_free can wait for
+/// them: none runs after it returns.
+#[derive(Default)]
+pub(crate) struct Callbacks {
+    owed: Mutex<usize>,
+    none_owed: Condvar,
+}
+
+impl Callbacks {
+    /// Waits until every owed callback has returned, for at most `limit`.
+    pub fn wait_all(&self, limit: Duration) {
+        let owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.none_owed.wait_timeout_while(owed, limit, |n| *n > 0);
+    }
+}
+
+/// One owed callback, counted until it is dropped (after the callback returned).
+struct Owed(Arc<Callbacks>);
+
+impl Owed {
+    fn new(callbacks: &Arc<Callbacks>) -> Owed {
+        *callbacks.owed.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Owed(callbacks.clone())
+    }
+}
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        let mut owed = self.0.owed.lock().unwrap_or_else(|p| p.into_inner());
+        *owed -= 1;
+        if *owed == 0 {
+            self.0.none_owed.notify_all();
+        }
+    }
+}
+
 type Deliver<T> = Box<dyn FnOnce(*mut c_void, FfiResult<T>) + Send>;
 
 /// A callback owed to C: delivered exactly once, with ETCDLOCK_E_CLOSED if the call is
@@ -95,14 +134,15 @@ type Deliver<T> = Box<dyn FnOnce(*mut c_void, FfiResult<T>) + Send>;
 struct Reply<T> {
     user_data: *mut c_void,
     deliver: Option<Deliver<T>>,
+    _owed: Owed,
 }
 
 // SAFETY: user_data is the C caller's; callbacks are documented to run on a library thread.
 unsafe impl<T> Send for Reply<T> {}
 
 impl<T> Reply<T> {
-    fn new(user_data: *mut c_void, deliver: impl FnOnce(*mut c_void, FfiResult<T>) + Send + 'static) -> Reply<T> {
-        Reply { user_data, deliver: Some(Box::new(deliver)) }
+    fn new(callbacks: &Arc<Callbacks>, user_data: *mut c_void, deliver: impl FnOnce(*mut c_void, FfiResult<T>) + Send + 'static) -> Reply<T> {
+        Reply { user_data, deliver: Some(Box::new(deliver)), _owed: Owed::new(callbacks) }
     }
 
     fn send(mut self, outcome: FfiResult<T>) {

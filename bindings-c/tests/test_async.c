@@ -14,6 +14,7 @@ struct outcome {
     etcdlock_lock *_Atomic lock;
     int blocking_rc; /* a blocking call made inside the callback */
     char message[256];
+    int slow_ms; /* the callback takes this long before it records the outcome */
 };
 
 static void on_lock(void *user, int status, etcdlock_lock *lock) {
@@ -22,6 +23,7 @@ static void on_lock(void *user, int status, etcdlock_lock *lock) {
     etcdlock_buf *b = NULL;
     o->blocking_rc = etcdlock_get(g_client, (const uint8_t *)"x", 1, &b);
     etcdlock_buf_free(b);
+    if (o->slow_ms) sleep_ms(o->slow_ms);
     atomic_store(&o->lock, lock);
     atomic_store(&o->status, status);
     atomic_fetch_add(&o->calls, 1);
@@ -30,6 +32,7 @@ static void on_lock(void *user, int status, etcdlock_lock *lock) {
 static void on_done(void *user, int status) {
     struct outcome *o = user;
     etcdlock_last_error(o->message, sizeof o->message);
+    if (o->slow_ms) sleep_ms(o->slow_ms);
     atomic_store(&o->status, status);
     atomic_fetch_add(&o->calls, 1);
 }
@@ -96,6 +99,24 @@ static void test_acquire_and_release(void) {
     CHECK_RC(etcdlock_lock_release_async(l2, NULL, NULL), ETCDLOCK_OK);
     etcdlock_lock_free(l2);
     CHECK(keys_reach(prefix, 0));
+
+    /* Freed right after release_async: the free must not release a second time, or the
+     * callback would report NOT_HELD for a release that happened. */
+    enum { N = 20 };
+    struct outcome freed[N];
+    memset(freed, 0, sizeof freed);
+    for (int i = 0; i < N; i++) {
+        etcdlock_lock *l3 = NULL;
+        CHECK_RC(etcdlock_lock_acquire(g_client, name, 10, 5000, NULL, &l3), ETCDLOCK_OK);
+        if (!l3) break;
+        CHECK_RC(etcdlock_lock_release_async(l3, on_done, &freed[i]), ETCDLOCK_OK);
+        etcdlock_lock_free(l3);
+    }
+    for (int i = 0; i < N; i++) {
+        CHECK(called_once(&freed[i]));
+        CHECK_RC(atomic_load(&freed[i].status), ETCDLOCK_OK);
+    }
+    CHECK(keys_reach(prefix, 0));
 }
 
 /* covers: ERR-BADNAME-001, ERR-BADTTL-001, ERR-NULL-001 (through the _async calls) */
@@ -122,7 +143,8 @@ static void test_bad_args(void) {
 }
 
 /* Behind a holder: a try fails with WOULD_BLOCK, a wait with TIMEOUT, a cancelled wait with
- * CANCELLED, and a wait whose client is freed with CLOSED; each leaves no key.
+ * CANCELLED, and a wait whose client is freed with CLOSED, before the free returns; each
+ * leaves no key. Also a release_async whose client is freed at once.
  * covers: LOCK-TRY-001, LOCK-TIMEOUT-001, LOCK-CANCEL-001, CONN-CLOSE-WAITER-001 (through the _async calls) */
 static void test_failures_leave_no_key(void) {
     char name[128], prefix[140];
@@ -158,10 +180,11 @@ static void test_failures_leave_no_key(void) {
 
     etcdlock_client *c = connect_client();
     if (c) {
-        struct outcome closed = {0};
+        struct outcome closed = {.slow_ms = 300};
         CHECK_RC(etcdlock_lock_acquire_async(c, name, 10, ETCDLOCK_WAIT_FOREVER, NULL, on_lock, &closed), ETCDLOCK_OK);
         CHECK(keys_reach(prefix, 2));
         etcdlock_client_free(c);
+        CHECK(atomic_load(&closed.calls) == 1); /* called back before the free returned */
         CHECK(called_once(&closed));
         CHECK_RC(atomic_load(&closed.status), ETCDLOCK_E_CLOSED);
         CHECK(count_keys(prefix) == 1);
@@ -169,6 +192,23 @@ static void test_failures_leave_no_key(void) {
     CHECK_RC(etcdlock_lock_release(holder), ETCDLOCK_OK);
     etcdlock_lock_free(holder);
     CHECK(count_keys(prefix) == 0);
+
+    /* A release started, its lock and client freed at once: the callback has run by the time
+     * the client's free returns, and the key is gone. */
+    c = connect_client();
+    if (c) {
+        etcdlock_lock *l = NULL;
+        CHECK_RC(etcdlock_lock_acquire(c, name, 10, 0, NULL, &l), ETCDLOCK_OK);
+        struct outcome released = {.slow_ms = 300};
+        CHECK_RC(etcdlock_lock_release_async(l, on_done, &released), ETCDLOCK_OK);
+        etcdlock_lock_free(l);
+        etcdlock_client_free(c);
+        CHECK(atomic_load(&released.calls) == 1);
+        CHECK(called_once(&released));
+        int st = atomic_load(&released.status);
+        CHECK(st == ETCDLOCK_OK || st == ETCDLOCK_E_CLOSED); /* done, or cut short by the close */
+        CHECK(keys_reach(prefix, 0));
+    }
 }
 
 /* Callbacks start the next call: N chained cycles on one name, tokens only grow. */
