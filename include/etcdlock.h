@@ -438,8 +438,8 @@ void etcdlock_lock_free(struct etcdlock_lock *lock);
 /**
  * Starts etcdlock_lock_acquire (same arguments and semantics) without blocking: returns
  * ETCDLOCK_OK at once and calls `cb` exactly once later, also when the client is freed or
- * etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns. Bad arguments return their status
- * here, and then `cb` is never called. `cb` must not be NULL.
+ * etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns.
+ * Bad arguments return their status here, and then `cb` is never called. `cb` must not be NULL.
  */
 int etcdlock_lock_acquire_async(struct etcdlock_client *client,
                                 const char *name,

@@ -46,14 +46,8 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
 ) -> c_int {
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
-        let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
         let out = ffi::out(out, "out")?;
-        let timeout = ffi::wait(timeout_ms)?;
-        let ttl_s = ttl(ttl_s)?;
-        // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
-        let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
-        let opts = LockOptions { timeout, cancel };
-        let mutex = c.client.mutex(name, ttl_s)?;
+        let (mutex, opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
         let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
         unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
         Ok(())
@@ -175,10 +169,21 @@ impl etcdlock_lock {
     }
 }
 
-/// A lock's lease TTL argument (the upper bound is core's to check).
-pub(crate) fn ttl(ttl_s: i64) -> ffi::FfiResult<i64> {
+/// The acquire arguments both forms share, checked: the mutex for `name` and how to wait.
+pub(crate) unsafe fn request(
+    c: &etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+) -> ffi::FfiResult<(etcdlock::Mutex, LockOptions)> {
+    let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
+    let timeout = ffi::wait(timeout_ms)?;
+    // The upper bound is core's to check.
     if ttl_s <= 0 {
         return Err(invalid(format!("ttl_s must be a positive number of seconds, got {ttl_s}")));
     }
-    Ok(ttl_s)
+    // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
+    let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
+    Ok((c.client.mutex(name, ttl_s)?, LockOptions { timeout, cancel }))
 }

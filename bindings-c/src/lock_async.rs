@@ -9,7 +9,6 @@ use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid, FfiResult, Failure};
 use crate::lock::etcdlock_lock;
 use crate::status::{set_last_error, ETCDLOCK_E_CLOSED, ETCDLOCK_E_INTERNAL, ETCDLOCK_OK};
-use etcdlock::LockOptions;
 use std::future::Future;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::{Arc, Condvar, Mutex};
@@ -29,8 +28,8 @@ pub type etcdlock_done_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, 
 
 /// Starts etcdlock_lock_acquire (same arguments and semantics) without blocking: returns
 /// ETCDLOCK_OK at once and calls `cb` exactly once later, also when the client is freed or
-/// etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns. Bad arguments return their status
-/// here, and then `cb` is never called. `cb` must not be NULL.
+/// etcdlock_shutdown runs first (ETCDLOCK_E_CLOSED), and before etcdlock_client_free returns.
+/// Bad arguments return their status here, and then `cb` is never called. `cb` must not be NULL.
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_lock_acquire_async(
     client: *mut etcdlock_client,
@@ -43,13 +42,8 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
 ) -> c_int {
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
-        let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
         let cb = cb.ok_or_else(|| invalid("cb must not be NULL"))?;
-        let timeout = ffi::wait(timeout_ms)?;
-        let ttl_s = crate::lock::ttl(ttl_s)?;
-        // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
-        let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
-        let mutex = c.client.mutex(name, ttl_s)?;
+        let (mutex, opts) = unsafe { crate::lock::request(c, name, ttl_s, timeout_ms, cancel) }?;
         let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
         let reply = Reply::new(&c.callbacks, user_data, move |user_data, outcome: FfiResult<etcdlock::LockGuard>| {
             let (status, lock) = match outcome {
@@ -59,7 +53,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
             // SAFETY: the caller registered a valid function for this user_data.
             unsafe { cb(user_data, status, lock) };
         });
-        spawn(async move { Ok(mutex.lock_with(LockOptions { timeout, cancel }).await?) }, reply);
+        spawn(async move { Ok(mutex.lock_with(opts).await?) }, reply);
         Ok(())
     })
 }
@@ -154,12 +148,12 @@ impl<T> Reply<T> {
 
 impl<T> Drop for Reply<T> {
     fn drop(&mut self) {
-        let failure = if std::thread::panicking() {
-            Failure { status: ETCDLOCK_E_INTERNAL, message: "INTERNAL: panic in etcdlock".into() }
-        } else {
-            Failure { status: ETCDLOCK_E_CLOSED, message: "CLOSED: the etcdlock runtime shut down".into() }
-        };
         if let Some(deliver) = self.deliver.take() {
+            let failure = if std::thread::panicking() {
+                Failure { status: ETCDLOCK_E_INTERNAL, message: "INTERNAL: panic in etcdlock".into() }
+            } else {
+                Failure { status: ETCDLOCK_E_CLOSED, message: "CLOSED: the etcdlock runtime shut down".into() }
+            };
             deliver(self.user_data, Err(failure));
         }
     }

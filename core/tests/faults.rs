@@ -191,9 +191,7 @@ async fn a_frozen_then_resumed_leader_costs_no_lock() {
     // be lost through no fault of ours. That is a race (this test passed 3 of 3 times on 3.5.1
     // here), so older servers are skipped rather than expected to fail; scripts/test.sh runs
     // it on 3.6.
-    let version = etcd_testkit::etcd_version();
-    if version < (3, 5, 13) {
-        eprintln!("skipped: etcd {version:?} can revoke leases from a resumed old leader; scripts/test.sh runs it on 3.6");
+    if !server_at_least((3, 5, 13), "it can revoke leases from a resumed old leader") {
         return;
     }
     let etcd = Etcd::start(3);
@@ -344,9 +342,7 @@ async fn connection_resets_during_acquire_and_release_cost_no_acquisition_and_le
 // covers: FAULT-RESET-002
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_resets_under_contention_cost_no_acquisition_and_never_two_holders() {
-    let version = etcd_testkit::etcd_version();
-    if version < (3, 5, 5) {
-        eprintln!("skipped: etcd {version:?} crashes under this test (etcd-io/etcd#14110); scripts/test.sh runs it on 3.6");
+    if !server_at_least((3, 5, 5), "it crashes under this test (etcd-io/etcd#14110)") {
         return;
     }
     lock_through_resets(|_| "reset/shared".to_string()).await;

@@ -69,3 +69,13 @@ where
     }
     cond().await
 }
+
+/// Whether the etcd under test is at least `min`; says why the test is skipped when not
+/// (scripts/test.sh runs the suite on etcd 3.6 too).
+pub fn server_at_least(min: (u32, u32, u32), why: &str) -> bool {
+    let version = etcd_testkit::etcd_version();
+    if version < min {
+        eprintln!("skipped: etcd {version:?} is older than {min:?}: {why}; scripts/test.sh runs it on 3.6");
+    }
+    version >= min
+}
