@@ -7,7 +7,8 @@
 //! function (instead of napi's JsDeferred, which creates and tears down one per promise) keeps
 //! the per-call cost of the JS thread low. It is weak (never keeps the process alive) and is
 //! referenced only while promises are pending, so a pending call keeps the event loop alive
-//! like any pending I/O, and nothing else does.
+//! like any pending I/O, and nothing else does. The worker that settles a promise then waits
+//! briefly for the JS thread's next call (`etcdlock::linger`) instead of parking.
 
 use crate::error;
 use napi::bindgen_prelude::*;
@@ -115,8 +116,7 @@ where
     }
     let deferred = SendDeferred(deferred);
     let started = std::time::Instant::now();
-    etcdlock::runtime::spawn(async move {
-        let result = fut.await;
+    etcdlock::linger::spawn_call(fut, move |result| {
         let settle: Settle = Box::new(move |env: &Env| match result {
             Ok(v) => {
                 let v = conv(env, v)?;

@@ -28,6 +28,7 @@ mod guard;
 mod keepalive;
 mod kv;
 mod lease;
+pub mod linger;
 mod lost;
 mod monitor;
 mod mutex;

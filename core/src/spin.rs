@@ -57,7 +57,7 @@ impl Spin {
     /// spinning is off or enough callers spin already.
     pub fn start(limit: Option<Duration>) -> Option<Spin> {
         let window = limit.map_or(window(), |l| l.min(window()));
-        if window.is_zero() || !HITS.worth_spinning() {
+        if window.is_zero() || !HITS.worth_it() {
             return None;
         }
         if SPINNERS.fetch_add(1, Ordering::AcqRel) >= max_spinners() {
@@ -83,22 +83,22 @@ pub fn record(waited: Duration) {
     HITS.record(waited <= 2 * window());
 }
 
-struct HitRate(AtomicU32);
+pub(crate) struct HitRate(AtomicU32);
 
 impl HitRate {
     const ONE: u32 = 1024;
 
-    const fn new() -> HitRate {
+    pub(crate) const fn new() -> HitRate {
         HitRate(AtomicU32::new(Self::ONE))
     }
 
     /// Moves the average an eighth of the way towards this sample.
-    fn record(&self, hit: bool) {
+    pub(crate) fn record(&self, hit: bool) {
         let sample = if hit { Self::ONE } else { 0 };
         let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| Some(old - old / 8 + sample / 8));
     }
 
-    fn worth_spinning(&self) -> bool {
+    pub(crate) fn worth_it(&self) -> bool {
         self.0.load(Ordering::Relaxed) >= Self::ONE / 4
     }
 }
@@ -116,9 +116,9 @@ mod tests {
     #[test]
     fn spinning_stops_when_replies_come_late_and_resumes_when_they_come_in_time() {
         let rate = HitRate::new();
-        assert!(rate.worth_spinning());
+        assert!(rate.worth_it());
         let mut misses = 0;
-        while rate.worth_spinning() {
+        while rate.worth_it() {
             rate.record(false);
             misses += 1;
         }
@@ -127,13 +127,13 @@ mod tests {
         for i in 0..100 {
             rate.record(i % 2 == 0);
         }
-        assert!(rate.worth_spinning());
+        assert!(rate.worth_it());
         for _ in 0..11 {
             rate.record(false);
         }
-        assert!(!rate.worth_spinning());
+        assert!(!rate.worth_it());
         let mut hits = 0;
-        while !rate.worth_spinning() {
+        while !rate.worth_it() {
             rate.record(true);
             hits += 1;
         }
