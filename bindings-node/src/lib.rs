@@ -34,3 +34,11 @@ pub fn shutdown(timeout_ms: f64) {
 pub fn runtime_started() -> bool {
     etcdlock::runtime::runtime_started()
 }
+
+/// The addon's Rust allocations (its own and core's) use mimalloc. Nearly every allocation of
+/// a call crosses threads (made on the JS thread and freed on a runtime worker, or the other
+/// way round), which glibc's malloc serves slowly: with 64 concurrent lock loops it took a
+/// fifth of the JS thread's time (malloc, free, unlink_chunk), and mimalloc cut the process's
+/// CPU per lock/release cycle from ~145 to ~120 us. It affects nothing outside the addon.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
