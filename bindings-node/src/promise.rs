@@ -7,8 +7,9 @@
 //! function (instead of napi's JsDeferred, which creates and tears down one per promise) keeps
 //! the per-call cost of the JS thread low. It is weak (never keeps the process alive) and is
 //! referenced only while promises are pending, so a pending call keeps the event loop alive
-//! like any pending I/O, and nothing else does. The worker that settles a promise then waits
-//! briefly for the JS thread's next call (`etcdlock::linger`) instead of parking.
+//! like any pending I/O, and nothing else does. Every promise settles (`etcdlock::linger::
+//! spawn_call`: INTERNAL if its task panicked, CLOSED if the runtime shut down first), and the
+//! worker that settles it then waits briefly for the JS thread's next call instead of parking.
 
 use crate::error;
 use napi::bindgen_prelude::*;

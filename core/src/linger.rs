@@ -15,6 +15,7 @@
 //! (a program that calls now and then, where lingering would only burn CPU).
 
 use crate::clock;
+use crate::error::{Error, ErrorKind, Result};
 use crate::spin::{self, HitRate};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -35,25 +36,49 @@ static LAST_REPLY: AtomicU64 = AtomicU64::new(0);
 /// Share of recent calls that came within [`LINGER`] of the reply before them.
 static PROMPT: HitRate = HitRate::new();
 
-/// Runs `fut` on the shared runtime for a caller outside it; `reply` hands its output over
-/// (it runs on a worker and must not block), after which the worker lingers for the caller's
-/// next call when that pays (see the module documentation).
-pub fn spawn_call<F, R>(fut: F, reply: R)
+/// Runs `fut` on the shared runtime for a caller outside it; `reply` hands its outcome over
+/// (on a worker: it must not block), exactly once: `Internal` if `fut` panicked, `Closed` if
+/// the runtime shut down first. The worker then lingers for the caller's next call when that
+/// pays (see the module documentation).
+pub fn spawn_call<T, F, R>(fut: F, reply: R)
 where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-    R: FnOnce(F::Output) + Send + 'static,
+    T: Send + 'static,
+    F: Future<Output = Result<T>> + Send + 'static,
+    R: FnOnce(Result<T>) + Send + 'static,
 {
     let call = Call::start();
+    let mut reply = Reply(Some(reply), std::marker::PhantomData);
     crate::runtime::spawn(async move {
-        let output = fut.await;
+        let outcome = fut.await;
         let linger = call.replying();
-        reply(output);
+        reply.send(outcome);
         linger.run().await;
     });
     // Counted once the task is queued: a worker that stopped lingering earlier could find
     // the queue still empty and park.
     QUEUED.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Delivers a call's outcome once; from its destructor if the task never got that far.
+struct Reply<T, R: FnOnce(Result<T>)>(Option<R>, std::marker::PhantomData<fn(T)>);
+
+impl<T, R: FnOnce(Result<T>)> Reply<T, R> {
+    fn send(&mut self, outcome: Result<T>) {
+        if let Some(reply) = self.0.take() {
+            reply(outcome);
+        }
+    }
+}
+
+impl<T, R: FnOnce(Result<T>)> Drop for Reply<T, R> {
+    fn drop(&mut self) {
+        let e = if std::thread::panicking() {
+            Error::new(ErrorKind::Internal, "etcdlock task panicked")
+        } else {
+            Error::new(ErrorKind::Closed, "the etcdlock runtime shut down")
+        };
+        self.send(Err(e));
+    }
 }
 
 /// One outside call, until its reply is handed over (or its task is dropped).
@@ -120,16 +145,27 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for i in 0..50u32 {
             let tx = tx.clone();
-            spawn_call(async move { i * 2 }, move |v| tx.send(v).unwrap());
+            spawn_call(async move { Ok(i * 2) }, move |v| tx.send(v.unwrap()).unwrap());
             // Some callers late, so that lingers both end early and run out.
             if i % 10 == 0 {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
+        // A panicking call is answered too.
+        let tx2 = tx.clone();
+        fn boom() -> Result<u32> {
+            panic!("on purpose")
+        }
+        spawn_call(async { boom() }, move |v| {
+            tx2.send(if v.unwrap_err().kind() == ErrorKind::Internal { 1 } else { 2 }).unwrap()
+        });
         drop(tx);
         let mut got: Vec<u32> = rx.iter().collect();
         got.sort();
-        assert_eq!(got, (0..50).map(|i| i * 2).collect::<Vec<_>>());
+        let mut want: Vec<u32> = (0..50).map(|i| i * 2).collect();
+        want.push(1);
+        want.sort();
+        assert_eq!(got, want);
         // A call whose task is dropped before it replies is not in flight either.
         drop(Call::start());
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -137,5 +173,16 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(IN_FLIGHT.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn a_reply_is_sent_once_and_closed_when_dropped_unsent() {
+        let (tx, rx) = mpsc::channel();
+        let sender = |tx: mpsc::Sender<_>| Reply(Some(move |r: Result<()>| tx.send(r.map_err(|e| e.kind())).unwrap()), Default::default());
+        let mut sent = sender(tx.clone());
+        sent.send(Ok(()));
+        drop(sent);
+        drop(sender(tx));
+        assert_eq!(rx.iter().collect::<Vec<_>>(), vec![Ok(()), Err(ErrorKind::Closed)]);
     }
 }
