@@ -2,12 +2,12 @@
 //!
 //! Latency of an etcdlock lock/release cycle next to the raw loop's put-if-absent Txn and
 //! Delete, alternating in one task against the etcd at URL. Also the same RPCs the lock sends
-//! (the enqueue Txn with its queue read, the fenced delete Txn) sent raw, which splits the
+//! (the uncontended enqueue Txn, the fenced delete Txn) sent raw, which splits the
 //! difference into what etcd charges for the lock's requests and what the library adds. Throughput runs on a shared
 //! machine drift by +-20 % between runs; paired medians differ by a few microseconds, which
 //! is what finding the library's overhead needs.
 
-use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp};
+use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -39,13 +39,10 @@ async fn run(endpoint: String, cycles: usize) {
         let t3 = Instant::now();
         guard.release().await.unwrap();
         let t4 = Instant::now();
-        // The lock's own requests, raw: enqueue (put-if-absent + newest key under the prefix),
+        // The lock's own requests, raw: the uncontended enqueue (put if nobody is queued),
         // then the fenced delete.
-        let newest = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1).with_keys_only();
         let put = TxnOp::put(shaped_key.clone(), "", Some(PutOptions::new().with_lease(lease)));
-        let enqueue = Txn::new()
-            .when([Compare::create_revision(shaped_key.clone(), CompareOp::Equal, 0)])
-            .and_then([TxnOp::get(shaped.clone(), Some(newest)), put]);
+        let enqueue = Txn::new().when([Compare::version(shaped.clone(), CompareOp::Equal, 0).with_prefix()]).and_then([put]);
         let t5 = Instant::now();
         let token = raw.txn(enqueue).await.unwrap().header().unwrap().revision();
         let t6 = Instant::now();

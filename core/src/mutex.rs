@@ -17,6 +17,7 @@ use crate::validate;
 use crate::watch_hub::{EventType, Msg, Spec, Subscription};
 use crate::backoff::Backoff;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -72,6 +73,8 @@ pub struct Mutex {
     name: Vec<u8>,
     prefix: Vec<u8>,
     leases: Leases,
+    /// Whether this handle's last enqueue found others queued (see [`Mutex::enqueue`]).
+    busy: AtomicBool,
 }
 
 /// Where a handle's acquisitions get their lease.
@@ -108,7 +111,7 @@ impl Mutex {
         client.check_open()?;
         let mut prefix = name.clone();
         prefix.push(b'/');
-        Ok(Mutex { client: client.clone(), name, prefix, leases })
+        Ok(Mutex { client: client.clone(), name, prefix, leases, busy: AtomicBool::new(false) })
     }
 
     pub fn name(&self) -> &[u8] {
@@ -242,14 +245,28 @@ impl Mutex {
 
     /// One Txn: put our key if absent and read the newest key before it. Idempotent (the
     /// key is ours alone), so it is retried on transient errors.
+    ///
+    /// While the last enqueue of this handle found nobody queued, a cheaper Txn goes first:
+    /// put our key only if nobody is queued, with no queue read (etcd charges ~20 us for the
+    /// read, ~3 % of an uncontended cycle, and as much again for any `else` branch, taken or
+    /// not). When it finds the queue busy, the full Txn follows: two round trips, and the next
+    /// enqueue of this handle goes straight to the full one.
     async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
         lease.check_usable()?;
         let (key, prefix, lease_id) = (key.to_vec(), self.prefix.clone(), lease.id());
         let put = TxnOp::put(key.clone(), vec![], Some(PutOptions::new().with_lease(lease_id)));
+        let queue_empty = || Compare::version(prefix.clone(), CompareOp::Equal, 0).with_prefix();
+        if !try_once && !self.busy.load(Ordering::Relaxed) {
+            // A retry whose first attempt landed finds our own key: the full Txn sorts it out.
+            let resp = self.client.txn(Txn::new().when([queue_empty()]).and_then([put.clone()]), true).await?;
+            if resp.succeeded() {
+                return Ok(Enqueued::Held(resp.header().map_or(0, |h| h.revision())));
+            }
+        }
         let txn = if try_once {
             // Only if the queue is empty: a failed try leaves nothing behind.
             Txn::new()
-                .when([Compare::version(prefix.clone(), CompareOp::Equal, 0).with_prefix()])
+                .when([queue_empty()])
                 .and_then([put])
                 .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only())), first_key(&prefix)])
         } else {
@@ -265,6 +282,7 @@ impl Mutex {
                 return Ok(Enqueued::Held(revision));
             }
             let predecessor = first_kv(&ops[0]);
+            self.busy.store(predecessor.is_some(), Ordering::Relaxed);
             return Ok(match predecessor {
                 None => Enqueued::Held(revision),
                 Some(p) => Enqueued::Waiting(revision, Position { revision, predecessor: Some(p) }),
@@ -282,6 +300,7 @@ impl Mutex {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
         };
         let pos = Box::pin(self.position(&key, mine.create_revision)).await?;
+        self.busy.store(pos.predecessor.is_some(), Ordering::Relaxed);
         Ok(match pos.predecessor {
             None => Enqueued::Held(mine.create_revision),
             Some(_) => Enqueued::Waiting(mine.create_revision, pos),

@@ -121,6 +121,53 @@ async fn two_acquisitions_on_one_handle_exclude_each_other() {
     client.close().await;
 }
 
+// covers: LOCK-ENQUEUE-001
+#[tokio::test]
+async fn one_handle_through_a_busy_then_empty_then_busy_queue() {
+    let (client, other) = (client().await, client().await);
+    let name = prefix("enqueue") + "lock";
+    let m = Arc::new(client.mutex(name.clone(), 10).unwrap());
+    let theirs = other.mutex(name.clone(), 10).unwrap();
+    let endpoints = shared().endpoints();
+    let queue = format!("{name}/");
+
+    // Busy on the handle's first enqueue: it must queue, not take the lock.
+    let g0 = theirs.lock().await.unwrap();
+    let m2 = m.clone();
+    let first = tokio::spawn(async move { m2.lock().await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!first.is_finished(), "the lock is held: the acquire must wait");
+    assert_eq!(keys_under(&endpoints, &queue).await.len(), 2);
+    g0.release().await.unwrap();
+    let g1 = tokio::time::timeout(Duration::from_secs(5), first).await.unwrap().unwrap().unwrap();
+    assert!(g1.fencing_token() > g0.fencing_token());
+    g1.release().await.unwrap();
+
+    // Empty again (after a busy enqueue), twice: acquired at once, and it excludes others.
+    let mut token = g1.fencing_token();
+    for _ in 0..2 {
+        let g = tokio::time::timeout(Duration::from_secs(5), m.lock()).await.unwrap().unwrap();
+        assert!(g.fencing_token() > token);
+        token = g.fencing_token();
+        assert_eq!(theirs.try_lock().await.unwrap_err().kind(), ErrorKind::WouldBlock);
+        g.release().await.unwrap();
+    }
+
+    // Busy again after an empty one: it queues behind the holder.
+    let g2 = theirs.lock().await.unwrap();
+    let m3 = m.clone();
+    let last = tokio::spawn(async move { m3.lock().await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!last.is_finished(), "the lock is held: the acquire must wait");
+    g2.release().await.unwrap();
+    let g3 = tokio::time::timeout(Duration::from_secs(5), last).await.unwrap().unwrap().unwrap();
+    assert!(g3.fencing_token() > g2.fencing_token() && g2.fencing_token() > token);
+    g3.release().await.unwrap();
+    assert!(keys_under(&endpoints, &queue).await.is_empty());
+    client.close().await;
+    other.close().await;
+}
+
 // covers: LOCK-KEYREUSE-001
 #[tokio::test]
 async fn queue_key_names_are_reused_once_deleted() {
