@@ -81,6 +81,7 @@ pub(crate) struct Inner {
     pub hub: Hub,
     pub monitors: Arc<crate::monitor::Deferred>,
     pub sessions: Sessions,
+    pub queue_hints: crate::mutex::QueueHints,
 }
 
 impl Drop for Inner {
@@ -151,6 +152,7 @@ impl Client {
                 rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),
+                queue_hints: Default::default(),
                 etcd,
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,

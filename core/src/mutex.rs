@@ -73,8 +73,27 @@ pub struct Mutex {
     name: Vec<u8>,
     prefix: Vec<u8>,
     leases: Leases,
-    /// Whether this handle's last enqueue found others queued (see [`Mutex::enqueue`]).
-    busy: AtomicBool,
+    /// This name's slot in the client's [`QueueHints`].
+    hint: usize,
+}
+
+/// Whether a lock name's last enqueue on this client found others queued, which decides the
+/// shape of its next enqueue (see [`Mutex::enqueue`]). Kept per client, not per handle: the
+/// C and Node bindings make a handle per call. Names share 256 slots by hash: a collision
+/// costs a few microseconds, never correctness.
+pub(crate) struct QueueHints(Box<[AtomicBool]>);
+
+impl Default for QueueHints {
+    fn default() -> Self {
+        QueueHints((0..256).map(|_| AtomicBool::new(false)).collect())
+    }
+}
+
+impl QueueHints {
+    fn slot(name: &[u8]) -> usize {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(name) as usize % 256
+    }
 }
 
 /// Where a handle's acquisitions get their lease.
@@ -111,7 +130,7 @@ impl Mutex {
         client.check_open()?;
         let mut prefix = name.clone();
         prefix.push(b'/');
-        Ok(Mutex { client: client.clone(), name, prefix, leases, busy: AtomicBool::new(false) })
+        Ok(Mutex { client: client.clone(), hint: QueueHints::slot(&name), name, prefix, leases })
     }
 
     pub fn name(&self) -> &[u8] {
@@ -246,17 +265,18 @@ impl Mutex {
     /// One Txn: put our key if absent and read the newest key before it. Idempotent (the
     /// key is ours alone), so it is retried on transient errors.
     ///
-    /// While the last enqueue of this handle found nobody queued, a cheaper Txn goes first:
+    /// While the last enqueue of this name on this client found nobody queued, a cheaper Txn goes first:
     /// put our key only if nobody is queued, with no queue read (etcd charges ~20 us for the
     /// read, ~3 % of an uncontended cycle, and as much again for any `else` branch, taken or
     /// not). When it finds the queue busy, the full Txn follows: two round trips, and the next
-    /// enqueue of this handle goes straight to the full one.
+    /// enqueue of the name goes straight to the full one.
     async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
         lease.check_usable()?;
         let (key, prefix, lease_id) = (key.to_vec(), self.prefix.clone(), lease.id());
         let put = TxnOp::put(key.clone(), vec![], Some(PutOptions::new().with_lease(lease_id)));
         let queue_empty = || Compare::version(prefix.clone(), CompareOp::Equal, 0).with_prefix();
-        if !try_once && !self.busy.load(Ordering::Relaxed) {
+        let busy = &self.client.inner.queue_hints.0[self.hint];
+        if !try_once && !busy.load(Ordering::Relaxed) {
             // A retry whose first attempt landed finds our own key: the full Txn sorts it out.
             let resp = self.client.txn(Txn::new().when([queue_empty()]).and_then([put.clone()]), true).await?;
             if resp.succeeded() {
@@ -282,7 +302,7 @@ impl Mutex {
                 return Ok(Enqueued::Held(revision));
             }
             let predecessor = first_kv(&ops[0]);
-            self.busy.store(predecessor.is_some(), Ordering::Relaxed);
+            busy.store(predecessor.is_some(), Ordering::Relaxed);
             return Ok(match predecessor {
                 None => Enqueued::Held(revision),
                 Some(p) => Enqueued::Waiting(revision, Position { revision, predecessor: Some(p) }),
@@ -300,7 +320,7 @@ impl Mutex {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
         };
         let pos = Box::pin(self.position(&key, mine.create_revision)).await?;
-        self.busy.store(pos.predecessor.is_some(), Ordering::Relaxed);
+        busy.store(pos.predecessor.is_some(), Ordering::Relaxed);
         Ok(match pos.predecessor {
             None => Enqueued::Held(mine.create_revision),
             Some(_) => Enqueued::Waiting(mine.create_revision, pos),

@@ -123,7 +123,7 @@ async fn two_acquisitions_on_one_handle_exclude_each_other() {
 
 // covers: LOCK-ENQUEUE-001
 #[tokio::test]
-async fn one_handle_through_a_busy_then_empty_then_busy_queue() {
+async fn one_name_through_a_busy_then_empty_then_busy_queue() {
     let (client, other) = (client().await, client().await);
     let name = prefix("enqueue") + "lock";
     let m = Arc::new(client.mutex(name.clone(), 10).unwrap());
@@ -145,7 +145,8 @@ async fn one_handle_through_a_busy_then_empty_then_busy_queue() {
 
     // Empty again (after a busy enqueue), twice: acquired at once, and it excludes others.
     let mut token = g1.fencing_token();
-    for _ in 0..2 {
+    for fresh_handle in [false, true] {
+        let m = if fresh_handle { Arc::new(client.mutex(name.clone(), 10).unwrap()) } else { m.clone() };
         let g = tokio::time::timeout(Duration::from_secs(5), m.lock()).await.unwrap().unwrap();
         assert!(g.fencing_token() > token);
         token = g.fencing_token();
@@ -153,9 +154,10 @@ async fn one_handle_through_a_busy_then_empty_then_busy_queue() {
         g.release().await.unwrap();
     }
 
-    // Busy again after an empty one: it queues behind the holder.
+    // Busy again after an empty one, on a handle made for the call (as C and Node do): it
+    // queues behind the holder.
     let g2 = theirs.lock().await.unwrap();
-    let m3 = m.clone();
+    let m3 = client.mutex(name.clone(), 10).unwrap();
     let last = tokio::spawn(async move { m3.lock().await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!last.is_finished(), "the lock is held: the acquire must wait");
