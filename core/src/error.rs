@@ -106,6 +106,11 @@ impl Error {
         self.kind == ErrorKind::Unavailable
     }
 
+    /// Whether etcd did not answer (in time): the same request may work later.
+    pub(crate) fn is_unreachable(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unavailable | ErrorKind::Timeout)
+    }
+
     /// Whether the request certainly never reached a server (safe to send again even when
     /// it is not idempotent).
     pub(crate) fn is_unsent(&self) -> bool {

@@ -178,7 +178,7 @@ impl LockGuard {
         self.shared.stop.cancel();
         let was_lost = self.lost_reason();
         let deleted = self.shared.delete_key().await;
-        if deleted.as_ref().is_err_and(unreachable) {
+        if deleted.as_ref().is_err_and(Error::is_unreachable) {
             // Reported to the caller, and the key still goes: a queue key left behind would
             // block every waiter for as long as the client keeps its lease alive.
             self.shared.delete_in_background();
@@ -217,7 +217,7 @@ impl Shared {
             let mut backoff = crate::backoff::Backoff::default();
             while let Err(e) = shared.delete_key().await {
                 let gone = shared.client.is_closed() || shared.lease.lost_reason().is_some();
-                if gone || !unreachable(&e) {
+                if gone || !e.is_unreachable() {
                     return;
                 }
                 tokio::time::sleep(backoff.next_delay()).await;
@@ -270,11 +270,6 @@ impl Drop for LockGuard {
         }
         s.delete_in_background();
     }
-}
-
-/// etcd could not be reached (in time): the delete may work later.
-fn unreachable(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::Timeout)
 }
 
 fn not_held(msg: &str) -> Error {

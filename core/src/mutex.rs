@@ -192,7 +192,7 @@ impl Mutex {
 
         // The enqueue is not raced against cancel or the deadline (it is bounded by the
         // request timeout): abandoning it in flight could let it land after our cleanup.
-        let enqueued = match self.enqueue(&key, &lease, try_once).await {
+        let enqueued = match self.enqueue_patiently(&key, &lease, try_once, deadline, cancel).await {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
@@ -327,6 +327,47 @@ impl Mutex {
         })
     }
 
+    /// [`Mutex::enqueue`], sent again while etcd does not answer, for as long as the wait's
+    /// deadline, cancel, the client and the lease allow: each attempt gives up after the request
+    /// timeout, and an acquire that may wait longer must not fail for one slow request.
+    async fn enqueue_patiently(
+        &self,
+        key: &[u8],
+        lease: &Lease,
+        try_once: bool,
+        deadline: Option<Instant>,
+        cancel: &CancellationToken,
+    ) -> Result<Enqueued> {
+        let mut backoff = Backoff::default();
+        loop {
+            match self.enqueue(key, lease, try_once).await {
+                Err(e) if e.is_unreachable() && !try_once => tokio::select! {
+                    more = backoff.wait(deadline) => if !more {
+                        return Err(e);
+                    },
+                    _ = cancel.cancelled() => return Err(cancelled()),
+                    _ = self.client.inner.closed.cancelled() => return Err(closed_error()),
+                },
+                r => return r,
+            }
+        }
+    }
+
+    /// [`Mutex::position`], read again while etcd does not answer. The wait around it is bounded
+    /// by the caller's deadline, cancel and close; this stops when the lease is lost.
+    async fn position_patiently(&self, key: &[u8], my_rev: i64, lease: &Lease) -> Result<Position> {
+        let mut backoff = Backoff::default();
+        loop {
+            match self.position(key, my_rev).await {
+                Err(e) if e.is_unreachable() => match lease.lost_reason() {
+                    Some(reason) => return Err(lost(reason)),
+                    None => tokio::time::sleep(backoff.next_delay()).await,
+                },
+                r => return r,
+            }
+        }
+    }
+
     /// Reads our predecessor (newest key created before ours) and checks our key is still
     /// there. One round trip.
     async fn position(&self, key: &[u8], my_rev: i64) -> Result<Position> {
@@ -382,7 +423,7 @@ impl Mutex {
                         if let Some(r) = rechecks.as_mut() {
                             r.done += 1;
                         }
-                        pos = self.position(key, my_rev).await?;
+                        pos = self.position_patiently(key, my_rev, lease).await?;
                         if !same_key(&pos.predecessor, &pred) {
                             break;
                         }
@@ -392,7 +433,7 @@ impl Mutex {
                             backoff.reset();
                             rechecks = Some(Rechecks { created: Instant::now(), done: 0 });
                             if revision > pos.revision {
-                                pos = self.position(key, my_rev).await?;
+                                pos = self.position_patiently(key, my_rev, lease).await?;
                                 if !same_key(&pos.predecessor, &pred) {
                                     break;
                                 }
@@ -400,7 +441,7 @@ impl Mutex {
                         }
                         Some(Msg::Events(events)) => {
                             if events.iter().any(|e| e.event_type == EventType::Delete) {
-                                pos = self.position(key, my_rev).await?;
+                                pos = self.position_patiently(key, my_rev, lease).await?;
                                 if !same_key(&pos.predecessor, &pred) {
                                     break;
                                 }

@@ -427,6 +427,37 @@ async fn lock_through_resets(name: impl Fn(usize) -> String) {
     assert!(eventually(Duration::from_secs(5), || async { lease_ids(&eps).await.is_empty() }).await, "leases left");
 }
 
+// covers: FAULT-STALL-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_outlives_requests_that_etcd_did_not_answer_in_time() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    let etcd = Etcd::start(1);
+    let proxy = Proxy::start(etcd.members[0].client_port);
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_millis(500), ..Default::default() };
+    let client = etcdlock::Client::connect([proxy.endpoint()], opts).await.unwrap();
+    let m = client.mutex("stall", 10).unwrap();
+    m.lock().await.unwrap().release().await.unwrap(); // the lease is granted before the stall
+
+    proxy.set(Mode::Blackhole);
+    let t0 = std::time::Instant::now();
+    let acquire = tokio::spawn(async move {
+        let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(10)), cancel: None };
+        let r = m.lock_with(opts).await;
+        (r, m)
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!acquire.is_finished(), "the acquire gave up while it could still wait");
+    proxy.set(Mode::Pass);
+    let (r, _m) = tokio::time::timeout(Duration::from_secs(15), acquire).await.expect("acquire hung").unwrap();
+    let g = r.unwrap_or_else(|e| panic!("acquire failed after {:?}: {e}", t0.elapsed()));
+    assert!(g.is_held());
+    let eps = etcd.endpoints();
+    assert_eq!(keys_under(&eps, "stall/").await, vec![String::from_utf8_lossy(g.key()).into_owned()]);
+    g.release().await.unwrap();
+    assert!(keys_under(&eps, "stall/").await.is_empty());
+    client.close().await;
+}
+
 // covers: FAULT-UNLOCK-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_whose_reply_is_lost_succeeds_on_retry_and_never_touches_the_next_holder() {
