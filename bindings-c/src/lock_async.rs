@@ -8,7 +8,7 @@ use crate::cancel::etcdlock_cancel;
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid, FfiResult, Failure};
 use crate::lock::etcdlock_lock;
-use crate::status::{set_last_error, ETCDLOCK_E_CLOSED, ETCDLOCK_E_INTERNAL, ETCDLOCK_OK};
+use crate::status::{set_last_error, ETCDLOCK_OK};
 use std::future::Future;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::{Arc, Condvar, Mutex};
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
         let cb = cb.ok_or_else(|| invalid("cb must not be NULL"))?;
         let (mutex, opts) = unsafe { crate::lock::request(c, name, ttl_s, timeout_ms, cancel) }?;
         let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
-        let reply = Reply::new(&c.callbacks, user_data, move |user_data, outcome: FfiResult<etcdlock::LockGuard>| {
+        spawn(&c.callbacks, user_data, async move { mutex.lock_with(opts).await }, move |user_data, outcome| {
             let (status, lock) = match outcome {
                 Ok(guard) => (ETCDLOCK_OK, ffi::into_raw(etcdlock_lock::new(guard, client, callbacks))),
                 Err(f) => (failed(&f), std::ptr::null_mut()),
@@ -53,7 +53,6 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
             // SAFETY: the caller registered a valid function for this user_data.
             unsafe { cb(user_data, status, lock) };
         });
-        spawn(async move { Ok(mutex.lock_with(opts).await?) }, reply);
         Ok(())
     })
 }
@@ -68,14 +67,13 @@ pub unsafe extern "C" fn etcdlock_lock_release_async(lock: *mut etcdlock_lock, c
         let lock = unsafe { ffi::arg(lock, "lock") }?;
         lock.disarm_lost();
         let guard = lock.start_release();
-        let reply = Reply::new(lock.callbacks(), user_data, move |user_data, outcome: FfiResult| {
+        spawn(lock.callbacks(), user_data, async move { guard.release().await }, move |user_data, outcome| {
             let status = outcome.err().map_or(ETCDLOCK_OK, |f| failed(&f));
             if let Some(cb) = cb {
                 // SAFETY: the caller registered a valid function for this user_data.
                 unsafe { cb(user_data, status) };
             }
         });
-        spawn(async move { Ok(guard.release().await?) }, reply);
         Ok(())
     })
 }
@@ -121,48 +119,31 @@ impl Drop for Owed {
     }
 }
 
-type Deliver<T> = Box<dyn FnOnce(*mut c_void, FfiResult<T>) + Send>;
-
-/// A callback owed to C: delivered exactly once, with ETCDLOCK_E_CLOSED if the call is
-/// dropped unfinished (the runtime shut down) or INTERNAL if it panicked.
-struct Reply<T> {
-    user_data: *mut c_void,
-    deliver: Option<Deliver<T>>,
-    _owed: Owed,
-}
+/// The caller's user_data, carried to the library thread that calls back with it.
+struct UserData(*mut c_void);
 
 // SAFETY: user_data is the C caller's; callbacks are documented to run on a library thread.
-unsafe impl<T> Send for Reply<T> {}
+unsafe impl Send for UserData {}
 
-impl<T> Reply<T> {
-    fn new(callbacks: &Arc<Callbacks>, user_data: *mut c_void, deliver: impl FnOnce(*mut c_void, FfiResult<T>) + Send + 'static) -> Reply<T> {
-        Reply { user_data, deliver: Some(Box::new(deliver)), _owed: Owed::new(callbacks) }
-    }
-
-    fn send(mut self, outcome: FfiResult<T>) {
-        if let Some(deliver) = self.deliver.take() {
-            deliver(self.user_data, outcome);
-        }
+impl UserData {
+    /// Taken whole (a closure using the field would capture the bare pointer, which is not Send).
+    fn get(self) -> *mut c_void {
+        self.0
     }
 }
 
-impl<T> Drop for Reply<T> {
-    fn drop(&mut self) {
-        if let Some(deliver) = self.deliver.take() {
-            let failure = if std::thread::panicking() {
-                Failure { status: ETCDLOCK_E_INTERNAL, message: "INTERNAL: panic in etcdlock".into() }
-            } else {
-                Failure { status: ETCDLOCK_E_CLOSED, message: "CLOSED: the etcdlock runtime shut down".into() }
-            };
-            deliver(self.user_data, Err(failure));
-        }
-    }
-}
-
-fn spawn<T: 'static>(fut: impl Future<Output = FfiResult<T>> + Send + 'static, reply: Reply<T>) {
-    etcdlock::runtime::spawn(async move {
-        let reply = reply;
-        let outcome = fut.await;
-        reply.send(outcome);
+/// Runs `fut` on the shared runtime and hands its outcome to `deliver` exactly once (core's
+/// `spawn_call`: also CLOSED if the runtime shuts down first, INTERNAL if it panicked),
+/// counted as owed to `callbacks` until `deliver` has returned.
+fn spawn<T: Send + 'static>(
+    callbacks: &Arc<Callbacks>,
+    user_data: *mut c_void,
+    fut: impl Future<Output = etcdlock::Result<T>> + Send + 'static,
+    deliver: impl FnOnce(*mut c_void, FfiResult<T>) + Send + 'static,
+) {
+    let (owed, user_data) = (Owed::new(callbacks), UserData(user_data));
+    etcdlock::linger::spawn_call(fut, move |outcome| {
+        deliver(user_data.get(), outcome.map_err(Failure::from));
+        drop(owed);
     });
 }
