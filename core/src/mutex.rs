@@ -190,8 +190,8 @@ impl Mutex {
             armed: true,
         };
 
-        // The enqueue is not raced against cancel or the deadline (it is bounded by the
-        // request timeout): abandoning it in flight could let it land after our cleanup.
+        // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
+        // request timeout): abandoning one in flight could let it land after our cleanup.
         let enqueued = match self.enqueue_patiently(&key, &lease, try_once, deadline, cancel).await {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
@@ -265,11 +265,11 @@ impl Mutex {
     /// One Txn: put our key if absent and read the newest key before it. Idempotent (the
     /// key is ours alone), so it is retried on transient errors.
     ///
-    /// While the last enqueue of this name on this client found nobody queued, a cheaper Txn goes first:
-    /// put our key only if nobody is queued, with no queue read (etcd charges ~20 us for the
-    /// read, ~3 % of an uncontended cycle, and as much again for any `else` branch, taken or
-    /// not). When it finds the queue busy, the full Txn follows: two round trips, and the next
-    /// enqueue of the name goes straight to the full one.
+    /// While the last enqueue of this name on this client found nobody queued, a cheaper Txn
+    /// goes first: put our key only if nobody is queued, with no queue read (etcd charges
+    /// 15-20 us for the read, 2-3 % of an uncontended cycle, and as much again for any `else`
+    /// branch, taken or not: `bench/examples/shapes.rs`). When it finds the queue busy, the
+    /// full Txn follows: two round trips, and the name's next enqueue goes straight to it.
     async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
         lease.check_usable()?;
         let (key, prefix, lease_id) = (key.to_vec(), self.prefix.clone(), lease.id());
