@@ -282,10 +282,12 @@ impl Client {
         }
     }
 
-    /// One Txn through [`Client::call`].
-    pub(crate) async fn txn(&self, txn: etcd_client::Txn, idempotent: bool) -> Result<etcd_client::TxnResponse> {
-        self.call(None, idempotent, move |rpc| {
-            let (mut kv, txn) = (rpc.kv.clone(), txn.clone());
+    /// One Txn through [`Client::call`], made by `build` for each attempt: etcd-client consumes
+    /// it, and building costs what a clone would (a cycle of lock and release used to make each
+    /// of its Txns twice).
+    pub(crate) async fn txn(&self, build: impl Fn() -> etcd_client::Txn, idempotent: bool) -> Result<etcd_client::TxnResponse> {
+        self.call(None, idempotent, |rpc| {
+            let (mut kv, txn) = (rpc.kv.clone(), build());
             async move { kv.txn(txn).await }
         })
         .await

@@ -156,9 +156,11 @@ impl LockGuard {
             }
         }
         self.check_held()?;
-        let txn = Txn::new()
-            .when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)])
-            .and_then(ops.iter().map(Op::to_txn_op).collect::<Vec<_>>());
+        let txn = || {
+            Txn::new()
+                .when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)])
+                .and_then(ops.iter().map(Op::to_txn_op).collect::<Vec<_>>())
+        };
         let resp = self.shared.client.txn(txn, false).await?;
         if !resp.succeeded() {
             self.shared.lost.set(LostReason::KeyDeleted);
@@ -233,25 +235,24 @@ impl Shared {
     /// key already gone, deleted by the first one: an attempt that may have been applied counts
     /// as the delete. (An operator deleting the key in that same moment cannot be told apart.)
     async fn delete_key(&self) -> Result<bool> {
-        let txn = Txn::new()
-            .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
-            .and_then([TxnOp::delete(self.key.clone(), None)]);
-        let maybe_deleted = Arc::new(AtomicBool::new(false));
-        let resp = {
-            let maybe_deleted = maybe_deleted.clone();
-            self.client
-                .call(None, true, move |rpc| {
-                    let (mut kv, txn, maybe_deleted) = (rpc.kv.clone(), txn.clone(), maybe_deleted.clone());
-                    async move {
-                        let r = kv.txn(txn).await;
-                        if r.as_ref().is_err_and(crate::error::may_have_applied) {
-                            maybe_deleted.store(true, Ordering::Release);
-                        }
-                        r
+        let maybe_deleted = AtomicBool::new(false);
+        let flag = &maybe_deleted;
+        let resp = self
+            .client
+            .call(None, true, |rpc| {
+                let txn = Txn::new()
+                    .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
+                    .and_then([TxnOp::delete(self.key.clone(), None)]);
+                let mut kv = rpc.kv.clone();
+                async move {
+                    let r = kv.txn(txn).await;
+                    if r.as_ref().is_err_and(crate::error::may_have_applied) {
+                        flag.store(true, Ordering::Release);
                     }
-                })
-                .await?
-        };
+                    r
+                }
+            })
+            .await?;
         // Either way no key of ours has this name any more: the number may be reused.
         self.lease.state().free_slot(&self.name, self.slot);
         Ok(resp.succeeded() || maybe_deleted.load(Ordering::Acquire))

@@ -253,12 +253,13 @@ impl Mutex {
     /// entry that the queue scan walks until the next compaction (9000 of them made an
     /// uncontended cycle 7 times slower).
     fn queue_key(&self, lease: &Lease, slot: u64) -> Vec<u8> {
-        let mut key = self.prefix.clone();
-        if slot == 0 {
-            key.extend_from_slice(format!("{:x}", lease.id()).as_bytes());
-        } else {
-            key.extend_from_slice(format!("{:x}-{slot:x}", lease.id()).as_bytes());
-        }
+        use std::io::Write;
+        let mut key = Vec::with_capacity(self.prefix.len() + 34);
+        key.extend_from_slice(&self.prefix);
+        let _ = match slot {
+            0 => write!(key, "{:x}", lease.id()),
+            _ => write!(key, "{:x}-{slot:x}", lease.id()),
+        };
         key
     }
 
@@ -272,27 +273,27 @@ impl Mutex {
     /// full Txn follows: two round trips, and the name's next enqueue goes straight to it.
     async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
         lease.check_usable()?;
-        let (key, prefix, lease_id) = (key.to_vec(), self.prefix.clone(), lease.id());
-        let put = TxnOp::put(key.clone(), vec![], Some(PutOptions::new().with_lease(lease_id)));
-        let queue_empty = || Compare::version(prefix.clone(), CompareOp::Equal, 0).with_prefix();
+        let (prefix, lease_id) = (&self.prefix, lease.id());
+        let put = || TxnOp::put(key, vec![], Some(PutOptions::new().with_lease(lease_id)));
+        let queue_empty = || Compare::version(prefix.as_slice(), CompareOp::Equal, 0).with_prefix();
         let busy = &self.client.inner.queue_hints.0[self.hint];
         if !try_once && !busy.load(Ordering::Relaxed) {
             // A retry whose first attempt landed finds our own key: the full Txn sorts it out.
-            let resp = self.client.txn(Txn::new().when([queue_empty()]).and_then([put.clone()]), true).await?;
+            let resp = self.client.txn(|| Txn::new().when([queue_empty()]).and_then([put()]), true).await?;
             if resp.succeeded() {
                 return Ok(Enqueued::Held(resp.header().map_or(0, |h| h.revision())));
             }
         }
-        let txn = if try_once {
+        let txn = || if try_once {
             // Only if the queue is empty: a failed try leaves nothing behind.
             Txn::new()
                 .when([queue_empty()])
-                .and_then([put])
-                .or_else([TxnOp::get(key.clone(), Some(GetOptions::new().with_keys_only())), first_key(&prefix)])
+                .and_then([put()])
+                .or_else([TxnOp::get(key, Some(GetOptions::new().with_keys_only())), first_key(prefix)])
         } else {
             // No `else` branch: it is only needed after a retry, and etcd charges for it on
             // every enqueue (~15 us).
-            Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([newest_key(&prefix, None), put])
+            Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([newest_key(prefix, None), put()])
         };
         let resp = self.client.txn(txn, true).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
@@ -316,10 +317,10 @@ impl Mutex {
             });
         }
         // Boxed, as is every rare path here: the common future stays small to move and spawn.
-        let Some(mine) = Box::pin(self.client.get(&key)).await? else {
+        let Some(mine) = Box::pin(self.client.get(key)).await? else {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
         };
-        let pos = Box::pin(self.position(&key, mine.create_revision)).await?;
+        let pos = Box::pin(self.position(key, mine.create_revision)).await?;
         busy.store(pos.predecessor.is_some(), Ordering::Relaxed);
         Ok(match pos.predecessor {
             None => Enqueued::Held(mine.create_revision),
