@@ -154,8 +154,12 @@ def print_table(rounds, langs):
     def col(w, label, field):
         return [r[(w, label)][field] for r in rounds if (w, label) in r]
 
-    def ratio(a, b):  # a and b are (workload, label) keys
-        return median(r[a]["cycles_per_sec"] / r[b]["cycles_per_sec"] for r in rounds if a in r and b in r)
+    def ratio(a, b):  # a and b are (workload, label) keys; "median [middle half of the rounds]"
+        values = sorted(r[a]["cycles_per_sec"] / r[b]["cycles_per_sec"] for r in rounds if a in r and b in r)
+        if not values:
+            return "-"
+        q = lambda f: values[round((len(values) - 1) * f)]
+        return f"{median(values):.2f} [{q(0.25):.2f}-{q(0.75):.2f}]" if a != b else "1.00"
 
     def diff(w, a, b, field):
         return median(r[(w, a)][field] - r[(w, b)][field] for r in rounds
@@ -171,12 +175,13 @@ def print_table(rounds, langs):
             if not col(w, lang, "cycles_per_sec"):
                 continue
             jain = [j for j in col(w, lang, "jain") if j is not None]
-            print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | {fmt(ratio((w, lang), (w, 'rust')), '.2f')} | "
-                  f"{fmt(ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw')), '.2f')} | "
+            print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | {ratio((w, lang), (w, 'rust'))} | "
+                  f"{ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
                   f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
                   f"{fmt(diff(w, lang, 'rust', 'handoff_p50_ms'), '+.2f', ' ms')} | "
                   f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |")
-    print("\n(x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one)")
+    print("\n(x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
+          "\n [a-b]: the middle half of the per-round ratios, i.e. how much one round differed from the next)")
 
 
 if __name__ == "__main__":
