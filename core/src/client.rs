@@ -13,6 +13,7 @@ use crate::validate;
 use crate::watch::{Watch, WatchOptions};
 use crate::watch_hub::Hub;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -47,10 +48,10 @@ impl Default for ClientOptions {
     }
 }
 
-/// The per-service clients that requests use: cloning one clones a single channel handle,
-/// where cloning an `etcd_client::Client` clones eight.
+/// The per-service clients that requests use (cloning an `etcd_client::Client` would clone
+/// eight channel handles).
 pub(crate) struct Rpc {
-    pub kv: etcd_client::KvClient,
+    pub kv: crate::kv_pool::KvPool,
     pub lease: etcd_client::LeaseClient,
 }
 
@@ -75,7 +76,10 @@ pub(crate) struct Inner {
     pub rpc: Rpc,
     pub opts: ClientOptions,
     permits: Semaphore,
+    /// Cancelled by [`Inner::mark_closed`] only, which sets `is_closed` first.
     pub closed: CancellationToken,
+    /// What every call checks: reading a CancellationToken's state takes its mutex.
+    is_closed: AtomicBool,
     pub pid: u32,
     pub keeper: Keeper,
     pub hub: Hub,
@@ -89,11 +93,21 @@ impl Drop for Inner {
     /// the leases still kept alive (only the shared lock leases: any other has a handle, and
     /// every handle holds the client).
     fn drop(&mut self) {
-        if self.closed.is_cancelled() || runtime::check_pid(self.pid).is_err() {
+        if runtime::check_pid(self.pid).is_err() || !self.mark_closed() {
             return;
         }
-        self.closed.cancel();
         self.keeper.abandon_all(&self.etcd, Instant::now() + self.opts.request_timeout);
+    }
+}
+
+impl Inner {
+    /// Marks the client closed and cancels its token; false if it already was.
+    pub(crate) fn mark_closed(&self) -> bool {
+        if self.is_closed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.closed.cancel();
+        true
     }
 }
 
@@ -149,7 +163,7 @@ impl Client {
             inner: Arc::new(Inner {
                 keeper: Keeper::new(Paths::new(etcd.clone(), eps.clone(), copts.clone()), closed.clone()),
                 hub: Hub::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
-                rpc: Rpc { kv: etcd.kv_client(), lease: etcd.lease_client() },
+                rpc: Rpc { kv: crate::kv_pool::KvPool::new(etcd.kv_client()), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),
                 queue_hints: Default::default(),
@@ -157,6 +171,7 @@ impl Client {
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,
                 closed,
+                is_closed: AtomicBool::new(false),
                 pid: runtime::current_pid(),
             }),
         };
@@ -166,7 +181,7 @@ impl Client {
         // leaderless cluster fails here, within connect_timeout, not on first use.
         client
             .call(Some(deadline), true, |rpc| {
-                let mut kv = rpc.kv.clone();
+                let mut kv = rpc.kv.get();
                 async move { kv.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await }
             })
             .await
@@ -178,16 +193,15 @@ impl Client {
     /// lease of this client is revoked (best effort, bounded by `request_timeout`), and its
     /// locks and watches are lost. Idempotent.
     pub async fn close(&self) {
-        if self.inner.closed.is_cancelled() || runtime::check_pid(self.inner.pid).is_err() {
+        if runtime::check_pid(self.inner.pid).is_err() || !self.inner.mark_closed() {
             return;
         }
-        self.inner.closed.cancel();
         let deadline = Instant::now() + self.inner.opts.request_timeout;
         self.inner.keeper.revoke_all(&self.inner.etcd, deadline).await;
     }
 
     pub fn is_closed(&self) -> bool {
-        self.inner.closed.is_cancelled()
+        self.inner.is_closed.load(Ordering::Acquire)
     }
 
     /// Grants a lease of `ttl_secs` and keeps it alive until it is revoked or dropped.
@@ -215,7 +229,7 @@ impl Client {
         let key = key.to_vec();
         let resp = self
             .call(None, true, move |rpc| {
-                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                let (mut kv, key) = (rpc.kv.get(), key.clone());
                 async move { kv.get(key, None).await }
             })
             .await?;
@@ -236,7 +250,7 @@ impl Client {
         let (key, value) = (key.to_vec(), value.to_vec());
         let resp = self
             .call(None, false, move |rpc| {
-                let (mut kv, key, value) = (rpc.kv.clone(), key.clone(), value.clone());
+                let (mut kv, key, value) = (rpc.kv.get(), key.clone(), value.clone());
                 let opts = (lease_id != 0).then(|| etcd_client::PutOptions::new().with_lease(lease_id));
                 async move { kv.put(key, value, opts).await }
             })
@@ -250,7 +264,7 @@ impl Client {
         let key = key.to_vec();
         let resp = self
             .call(None, false, move |rpc| {
-                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                let (mut kv, key) = (rpc.kv.get(), key.clone());
                 async move { kv.delete(key, None).await }
             })
             .await?;
@@ -260,7 +274,7 @@ impl Client {
     /// Errors if the client is closed or was inherited through fork.
     pub(crate) fn check_open(&self) -> Result<()> {
         runtime::check_pid(self.inner.pid)?;
-        if self.inner.closed.is_cancelled() {
+        if self.is_closed() {
             return Err(closed_error());
         }
         Ok(())
@@ -287,7 +301,7 @@ impl Client {
     /// of its Txns twice).
     pub(crate) async fn txn(&self, build: impl Fn() -> etcd_client::Txn, idempotent: bool) -> Result<etcd_client::TxnResponse> {
         self.call(None, idempotent, |rpc| {
-            let (mut kv, txn) = (rpc.kv.clone(), build());
+            let (mut kv, txn) = (rpc.kv.get(), build());
             async move { kv.txn(txn).await }
         })
         .await

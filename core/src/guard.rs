@@ -12,7 +12,7 @@ use crate::session::Use;
 use crate::watch_hub::Subscription;
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -34,16 +34,16 @@ pub struct LockGuard {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub client: Client,
-    name: Vec<u8>,
+    name: Arc<[u8]>,
     pub key: Vec<u8>,
-    /// The key's number on its lease, freed once the key is deleted.
-    slot: u64,
+    /// (name hash, number) of the key on its lease, freed once the key is deleted.
+    slot: (u64, u64),
     pub token: i64,
     pub lease: Lease,
     pub lost: LostFlag,
     pub released: AtomicBool,
-    /// Stops the monitor task.
-    pub stop: CancellationToken,
+    /// Stops the monitor task; made when the monitor starts (see [`Shared::stop_monitor`]).
+    pub stop: OnceLock<CancellationToken>,
     pub acquired: Instant,
     /// Whether the monitor task was started (see `monitor`).
     pub monitored: AtomicBool,
@@ -55,9 +55,9 @@ impl LockGuard {
     #[allow(clippy::too_many_arguments)] // one call site, in mutex.rs
     pub(crate) fn new(
         client: Client,
-        name: Vec<u8>,
+        name: Arc<[u8]>,
         key: Vec<u8>,
-        slot: u64,
+        slot: (u64, u64),
         token: i64,
         lease: Lease,
         own_sub: Option<Subscription>,
@@ -72,7 +72,7 @@ impl LockGuard {
             lease,
             lost: LostFlag::new(),
             released: AtomicBool::new(false),
-            stop: CancellationToken::new(),
+            stop: OnceLock::new(),
             acquired: Instant::now(),
             monitored: AtomicBool::new(false),
             lease_use: std::sync::Mutex::new(lease_use),
@@ -174,10 +174,9 @@ impl LockGuard {
     /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
         runtime::check_pid(self.shared.client.inner.pid)?;
-        if self.shared.released.swap(true, Ordering::AcqRel) {
+        if !self.shared.stop_monitor() {
             return Err(not_held("the lock was already released"));
         }
-        self.shared.stop.cancel();
         let was_lost = self.lost_reason();
         let deleted = self.shared.delete_key().await;
         if deleted.as_ref().is_err_and(Error::is_unreachable) {
@@ -210,6 +209,20 @@ impl LockGuard {
 }
 
 impl Shared {
+    /// Marks the guard released and stops its monitor, if one started; false if it was
+    /// released before. Pairs with `monitor::start`: each side writes its flag, then reads the
+    /// other's (SeqCst), so either the monitor sees `released` or this sees its token.
+    pub(crate) fn stop_monitor(&self) -> bool {
+        if self.released.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if let Some(stop) = self.stop.get() {
+            stop.cancel();
+        }
+        true
+    }
+
     /// Deletes the key in the background, retrying with backoff while etcd is unreachable,
     /// until it is gone, the lease is lost (the key goes with it) or the client closes (which
     /// revokes the lease).
@@ -243,7 +256,7 @@ impl Shared {
                 let txn = Txn::new()
                     .when([Compare::create_revision(self.key.clone(), CompareOp::Equal, self.token)])
                     .and_then([TxnOp::delete(self.key.clone(), None)]);
-                let mut kv = rpc.kv.clone();
+                let mut kv = rpc.kv.get();
                 async move {
                     let r = kv.txn(txn).await;
                     if r.as_ref().is_err_and(crate::error::may_have_applied) {
@@ -254,7 +267,7 @@ impl Shared {
             })
             .await?;
         // Either way no key of ours has this name any more: the number may be reused.
-        self.lease.state().free_slot(&self.name, self.slot);
+        self.lease.state().free_slot(self.slot);
         Ok(resp.succeeded() || maybe_deleted.load(Ordering::Acquire))
     }
 }
@@ -262,8 +275,7 @@ impl Shared {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let s = &self.shared;
-        s.stop.cancel();
-        if s.released.swap(true, Ordering::AcqRel)
+        if !s.stop_monitor()
             || runtime::check_pid(s.client.inner.pid).is_err()
             || s.client.is_closed()
         {

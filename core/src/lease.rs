@@ -23,8 +23,9 @@ pub(crate) struct LeaseState {
     /// before it. Only ever moves forward.
     deadline_nanos: AtomicU64,
     pub lost: LostFlag,
-    /// Queue-key numbers in use on this lease, per lock (see `Mutex::queue_key`).
-    slots: std::sync::Mutex<std::collections::HashSet<(Vec<u8>, u64)>>,
+    /// Queue-key numbers in use on this lease, per hash of the lock name (see
+    /// `Mutex::queue_key`). Two names of one hash only make each other's numbers larger.
+    slots: std::sync::Mutex<std::collections::HashSet<(u64, u64)>>,
 }
 
 impl LeaseState {
@@ -47,22 +48,19 @@ impl LeaseState {
         self.deadline_nanos.fetch_max(d, Ordering::AcqRel);
     }
 
-    /// The smallest queue-key number of lock `name` not in use on this lease, now in use.
-    pub fn take_slot(&self, name: &[u8]) -> u64 {
+    /// The smallest queue-key number of the lock with `name_hash` not in use on this lease,
+    /// now in use.
+    pub fn take_slot(&self, name_hash: u64) -> u64 {
         let mut used = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let mut slot = (name.to_vec(), 0);
-        while used.contains(&slot) {
-            slot.1 += 1;
-        }
-        let n = slot.1;
-        used.insert(slot);
+        let n = (0..).find(|&n| !used.contains(&(name_hash, n))).expect("a free number");
+        used.insert((name_hash, n));
         n
     }
 
     /// Frees a queue-key number. Only once its key is known to be deleted: a key still
     /// present would be mistaken by the next acquisition for its own earlier attempt.
-    pub fn free_slot(&self, name: &[u8], n: u64) {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&(name.to_vec(), n));
+    pub fn free_slot(&self, (name_hash, n): (u64, u64)) {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner()).remove(&(name_hash, n));
     }
 
     pub fn deadline(&self) -> Duration {

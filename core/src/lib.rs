@@ -27,6 +27,7 @@ mod error;
 mod guard;
 mod keepalive;
 mod kv;
+mod kv_pool;
 mod lease;
 pub mod linger;
 mod lost;

@@ -1,5 +1,7 @@
 //! The "lost" signal of a lease or a held lock: fires once, with a reason, and never clears.
 
+use std::sync::atomic::{fence, AtomicU8, Ordering};
+use std::sync::OnceLock;
 use tokio::sync::watch;
 
 /// Why a lease or a lock is no longer held.
@@ -35,33 +37,62 @@ impl std::fmt::Display for LostReason {
 }
 
 /// The setter side. Only the first reason sticks.
-#[derive(Debug)]
-pub(crate) struct LostFlag(watch::Sender<Option<LostReason>>);
+///
+/// Reading it is one atomic load (guards and leases are checked on every call); the channel
+/// behind [`LostSignal`] is made only when somebody asks for one, which most never do.
+#[derive(Debug, Default)]
+pub(crate) struct LostFlag {
+    /// 0 while not lost, else 1 + the reason's index in [`REASONS`].
+    code: AtomicU8,
+    tx: OnceLock<watch::Sender<Option<LostReason>>>,
+}
+
+const REASONS: [LostReason; 4] = [LostReason::Expired, LostReason::Revoked, LostReason::KeyDeleted, LostReason::Closed];
 
 impl LostFlag {
     pub fn new() -> Self {
-        LostFlag(watch::channel(None).0)
+        LostFlag::default()
     }
 
     /// Records the loss; returns false if it was already lost.
     pub fn set(&self, reason: LostReason) -> bool {
-        self.0.send_if_modified(|cur| {
-            if cur.is_none() {
-                *cur = Some(reason);
-                true
-            } else {
-                false
-            }
-        })
+        let code = REASONS.iter().position(|r| *r == reason).expect("every reason is listed") as u8 + 1;
+        if self.code.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            return false;
+        }
+        // Pairs with `signal`: either it sees the code, or this sees its channel.
+        fence(Ordering::SeqCst);
+        if let Some(tx) = self.tx.get() {
+            publish(tx, reason);
+        }
+        true
     }
 
     pub fn reason(&self) -> Option<LostReason> {
-        *self.0.borrow()
+        match self.code.load(Ordering::Acquire) {
+            0 => None,
+            c => Some(REASONS[c as usize - 1]),
+        }
     }
 
     pub fn signal(&self) -> LostSignal {
-        LostSignal(self.0.subscribe())
+        let tx = self.tx.get_or_init(|| watch::channel(self.reason()).0);
+        fence(Ordering::SeqCst);
+        if let Some(reason) = self.reason() {
+            publish(tx, reason);
+        }
+        LostSignal(tx.subscribe())
     }
+}
+
+fn publish(tx: &watch::Sender<Option<LostReason>>, reason: LostReason) {
+    tx.send_if_modified(|cur| {
+        let first = cur.is_none();
+        if first {
+            *cur = Some(reason);
+        }
+        first
+    });
 }
 
 /// An awaitable view of the loss. Cheap to clone.

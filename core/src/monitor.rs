@@ -80,13 +80,19 @@ pub(crate) fn start(shared: &Arc<Shared>, own_sub: Option<Subscription>) {
     if shared.released.load(Ordering::Acquire) || shared.monitored.swap(true, Ordering::AcqRel) {
         return;
     }
-    runtime::spawn(monitor(Arc::downgrade(shared), own_sub));
+    let stop = shared.stop.get_or_init(CancellationToken::new).clone();
+    // See `Shared::stop_monitor`.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if shared.released.load(Ordering::SeqCst) {
+        return;
+    }
+    runtime::spawn(monitor(Arc::downgrade(shared), stop, own_sub));
 }
 
 /// Holds only a weak reference, so it never keeps a dropped guard alive.
-async fn monitor(shared: Weak<Shared>, own_sub: Option<Subscription>) {
-    let Some((client, key, token, stop, lease_lost, acquired)) =
-        shared.upgrade().map(|s| (s.client.clone(), s.key.clone(), s.token, s.stop.clone(), s.lease.lost(), s.acquired))
+async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<Subscription>) {
+    let Some((client, key, token, lease_lost, acquired)) =
+        shared.upgrade().map(|s| (s.client.clone(), s.key.clone(), s.token, s.lease.lost(), s.acquired))
     else {
         return;
     };

@@ -70,11 +70,12 @@ pub struct LockOptions {
 #[derive(Debug)]
 pub struct Mutex {
     client: Client,
-    name: Vec<u8>,
+    name: Arc<[u8]>,
+    /// Picks the name's slot in the client's [`QueueHints`] and tells its queue keys apart on
+    /// a lease (see [`LeaseState::take_slot`](crate::lease::LeaseState)).
+    name_hash: u64,
     prefix: Vec<u8>,
     leases: Leases,
-    /// This name's slot in the client's [`QueueHints`].
-    hint: usize,
 }
 
 /// Whether a lock name's last enqueue on this client found others queued, which decides the
@@ -90,10 +91,14 @@ impl Default for QueueHints {
 }
 
 impl QueueHints {
-    fn slot(name: &[u8]) -> usize {
-        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-        BuildHasherDefault::<DefaultHasher>::default().hash_one(name) as usize % 256
+    fn get(&self, name_hash: u64) -> &AtomicBool {
+        &self.0[name_hash as usize % self.0.len()]
     }
+}
+
+fn hash_name(name: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
 }
 
 /// Where a handle's acquisitions get their lease.
@@ -130,7 +135,7 @@ impl Mutex {
         client.check_open()?;
         let mut prefix = name.clone();
         prefix.push(b'/');
-        Ok(Mutex { client: client.clone(), hint: QueueHints::slot(&name), name, prefix, leases })
+        Ok(Mutex { client: client.clone(), name_hash: hash_name(&name), name: name.into(), prefix, leases })
     }
 
     pub fn name(&self) -> &[u8] {
@@ -155,18 +160,18 @@ impl Mutex {
         self.client.check_open()?;
         let try_once = opts.timeout == Some(Duration::ZERO);
         let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
-        let cancel = opts.cancel.unwrap_or_default();
-        if cancel.is_cancelled() {
+        let cancel = opts.cancel.as_ref();
+        if cancel.is_some_and(CancellationToken::is_cancelled) {
             return Err(cancelled());
         }
 
         // The shared lease may be gone on the server before anyone here noticed (an operator
         // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
         let (lease, active, fresh) = self.take_lease(deadline).await?;
-        match self.acquire(lease, active, try_once, deadline, &cancel).await {
+        match self.acquire(lease, active, try_once, deadline, cancel).await {
             Attempt::LeaseGone(_) if !fresh => {
                 let (lease, active, _) = self.take_lease(deadline).await?;
-                Box::pin(self.acquire(lease, active, try_once, deadline, &cancel)).await.into()
+                Box::pin(self.acquire(lease, active, try_once, deadline, cancel)).await.into()
             }
             attempt => attempt.into(),
         }
@@ -178,21 +183,21 @@ impl Mutex {
         active: Option<Use>,
         try_once: bool,
         deadline: Option<Instant>,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> Attempt {
-        let slot = lease.state().take_slot(&self.name);
-        let key = self.queue_key(&lease, slot);
+        let slot = lease.state().take_slot(self.name_hash);
         let mut pending = PendingKey {
             client: self.client.clone(),
-            key: key.clone(),
+            key: self.queue_key(&lease, slot),
             lease: lease.state().clone(),
-            slot: (self.name.clone(), slot),
+            slot: (self.name_hash, slot),
             armed: true,
         };
+        let key = &pending.key;
 
         // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
         // request timeout): abandoning one in flight could let it land after our cleanup.
-        let enqueued = match self.enqueue_patiently(&key, &lease, try_once, deadline, cancel).await {
+        let enqueued = match self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
@@ -208,13 +213,13 @@ impl Mutex {
             },
             Ok(Enqueued::Busy) => Err(Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")),
             Ok(Enqueued::Waiting(my_rev, pos)) => {
-                let wait = Box::pin(self.wait(&key, my_rev, pos, &lease));
+                let wait = Box::pin(self.wait(key, my_rev, pos, &lease));
                 let closed = self.client.inner.closed.clone();
                 tokio::select! {
                     r = wait => r.map(|sub| (my_rev, sub)),
                     _ = sleep_until(deadline) => Err(Error::new(ErrorKind::Timeout, format!(
                         "timed out waiting for lock {:?}", String::from_utf8_lossy(&self.name)))),
-                    _ = cancel.cancelled() => Err(cancelled()),
+                    _ = cancelled_opt(cancel) => Err(cancelled()),
                     _ = closed.cancelled() => Err(closed_error()),
                 }
             }
@@ -224,7 +229,8 @@ impl Mutex {
         Attempt::Done(match result {
             Ok((token, own_sub)) => {
                 pending.armed = false;
-                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, slot, token, lease, own_sub, active))
+                let key = std::mem::take(&mut pending.key);
+                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, pending.slot, token, lease, own_sub, active))
             }
             Err(e) => {
                 Box::pin(self.cleanup(&mut pending, &lease, active)).await;
@@ -253,13 +259,13 @@ impl Mutex {
     /// entry that the queue scan walks until the next compaction (9000 of them made an
     /// uncontended cycle 7 times slower).
     fn queue_key(&self, lease: &Lease, slot: u64) -> Vec<u8> {
-        use std::io::Write;
         let mut key = Vec::with_capacity(self.prefix.len() + 34);
         key.extend_from_slice(&self.prefix);
-        let _ = match slot {
-            0 => write!(key, "{:x}", lease.id()),
-            _ => write!(key, "{:x}-{slot:x}", lease.id()),
-        };
+        push_hex(&mut key, lease.id() as u64);
+        if slot > 0 {
+            key.push(b'-');
+            push_hex(&mut key, slot);
+        }
         key
     }
 
@@ -276,7 +282,7 @@ impl Mutex {
         let (prefix, lease_id) = (&self.prefix, lease.id());
         let put = || TxnOp::put(key, vec![], Some(PutOptions::new().with_lease(lease_id)));
         let queue_empty = || Compare::version(prefix.as_slice(), CompareOp::Equal, 0).with_prefix();
-        let busy = &self.client.inner.queue_hints.0[self.hint];
+        let busy = self.client.inner.queue_hints.get(self.name_hash);
         if !try_once && !busy.load(Ordering::Relaxed) {
             // A retry whose first attempt landed finds our own key: the full Txn sorts it out.
             let resp = self.client.txn(|| Txn::new().when([queue_empty()]).and_then([put()]), true).await?;
@@ -337,7 +343,7 @@ impl Mutex {
         lease: &Lease,
         try_once: bool,
         deadline: Option<Instant>,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> Result<Enqueued> {
         let mut backoff = Backoff::default();
         loop {
@@ -346,7 +352,7 @@ impl Mutex {
                     more = backoff.wait(deadline) => if !more {
                         return Err(e);
                     },
-                    _ = cancel.cancelled() => return Err(cancelled()),
+                    _ = cancelled_opt(cancel) => return Err(cancelled()),
                     _ = self.client.inner.closed.cancelled() => return Err(closed_error()),
                 },
                 r => return r,
@@ -384,7 +390,7 @@ impl Mutex {
         let read = runtime::spawn(async move {
             client
                 .call_for_cleanup(None, move |rpc| {
-                    let (mut kv, txn) = (rpc.kv.clone(), txn.clone());
+                    let (mut kv, txn) = (rpc.kv.get(), txn.clone());
                     async move { kv.txn(txn).await }
                 })
                 .await
@@ -541,8 +547,8 @@ struct PendingKey {
     client: Client,
     key: Vec<u8>,
     lease: Arc<LeaseState>,
-    /// (lock name, number) of the key on its lease.
-    slot: (Vec<u8>, u64),
+    /// (hash of the lock name, number) of the key on its lease.
+    slot: (u64, u64),
     armed: bool,
 }
 
@@ -551,11 +557,11 @@ impl PendingKey {
         let key = self.key.clone();
         self.client
             .call_for_cleanup(deadline, move |rpc| {
-                let (mut kv, key) = (rpc.kv.clone(), key.clone());
+                let (mut kv, key) = (rpc.kv.get(), key.clone());
                 async move { kv.delete(key, None).await }
             })
             .await?;
-        self.lease.free_slot(&self.slot.0, self.slot.1);
+        self.lease.free_slot(self.slot);
         Ok(())
     }
 }
@@ -569,7 +575,7 @@ impl Drop for PendingKey {
             client: self.client.clone(),
             key: std::mem::take(&mut self.key),
             lease: self.lease.clone(),
-            slot: std::mem::take(&mut self.slot),
+            slot: self.slot,
             armed: false,
         };
         runtime::spawn_cleanup(async move {
@@ -590,7 +596,7 @@ pub(crate) async fn own_key_revision(client: &Client, key: &[u8], created: i64) 
     let key = key.to_vec();
     let resp = client
         .call(None, true, move |rpc| {
-            let (mut kv, key) = (rpc.kv.clone(), key.clone());
+            let (mut kv, key) = (rpc.kv.get(), key.clone());
             async move { kv.get(key, Some(GetOptions::new().with_keys_only())).await }
         })
         .await?;
@@ -614,6 +620,14 @@ fn newest_key(prefix: &[u8], max_create_revision: Option<i64>) -> TxnOp {
     TxnOp::get(prefix.to_vec(), Some(o))
 }
 
+/// `n` in lower-case hex without leading zeros, as Go's `%x` writes it.
+fn push_hex(buf: &mut Vec<u8>, n: u64) {
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        buf.push(b"0123456789abcdef"[(n >> (4 * i)) as usize & 0xf]);
+    }
+}
+
 fn first_key(prefix: &[u8]) -> TxnOp {
     let o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Ascend).with_limit(1).with_keys_only();
     TxnOp::get(prefix.to_vec(), Some(o))
@@ -628,6 +642,13 @@ fn first_kv(op: &TxnOpResponse) -> Option<KeyValue> {
 
 fn same_key(a: &Option<KeyValue>, b: &KeyValue) -> bool {
     matches!(a, Some(a) if a.key == b.key && a.create_revision == b.create_revision)
+}
+
+async fn cancelled_opt(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(c) => c.cancelled().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -645,5 +666,17 @@ pub(crate) fn lost(reason: LostReason) -> Error {
     match reason {
         LostReason::Closed => closed_error(),
         r => Error::new(ErrorKind::LockLost, format!("lost while waiting for the lock ({r})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_go_percent_x() {
+        for n in [0u64, 1, 0xf, 0x10, 0x694d8a1b2c3d4e5f, u64::MAX] {
+            let mut buf = Vec::new();
+            super::push_hex(&mut buf, n);
+            assert_eq!(String::from_utf8(buf).unwrap(), format!("{n:x}"));
+        }
     }
 }

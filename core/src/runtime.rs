@@ -235,7 +235,7 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
     // Cancel every client before revoking anything: revoking one client's lease frees its
     // locks, which would wake waiters of another client only to cut them off a moment later.
     for inner in &clients {
-        inner.closed.cancel();
+        inner.mark_closed();
     }
     let closing = async move {
         let revokes: Vec<_> = clients
