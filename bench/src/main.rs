@@ -122,5 +122,6 @@ fn print_table(reports: &[Report]) {
             r.jain.map_or("-".to_string(), |j| format!("{j:.3}")),
         );
     }
-    println!("(x raw: against the raw uncontended loop, or the raw 64-task loop for 'many' rows)");
+    println!("(x raw: against the raw uncontended loop, or the raw 64-task loop for 'many' rows;");
+    println!(" 'raw lock-shaped': the raw loop sending the lock's two requests, the most a lock can reach)");
 }

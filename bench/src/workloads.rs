@@ -8,19 +8,25 @@ use std::time::{Duration, Instant};
 pub enum Workload {
     /// Txn put-if-absent with a pre-granted lease, then Delete: the fewest RPCs per cycle.
     RawUncontended,
+    /// The raw loop sending the two requests an uncontended lock cycle sends (put if the queue
+    /// is empty, fenced delete): what etcd charges for the lock's guarantees, with no library.
+    ShapedUncontended,
     LockUncontended,
     /// N tasks on one client, each its own key.
     RawMany(usize),
+    ShapedMany(usize),
     LockMany(usize),
     /// N clients, one name.
     LockContended(usize),
 }
 
 /// Every workload, in the order a run measures them.
-pub const ALL: [Workload; 6] = [
+pub const ALL: [Workload; 8] = [
     Workload::RawUncontended,
+    Workload::ShapedUncontended,
     Workload::LockUncontended,
     Workload::RawMany(64),
+    Workload::ShapedMany(64),
     Workload::LockMany(64),
     Workload::LockContended(4),
     Workload::LockContended(16),
@@ -63,8 +69,10 @@ impl Workload {
     pub fn name(&self) -> String {
         match self {
             Workload::RawUncontended => "raw uncontended".into(),
+            Workload::ShapedUncontended => "raw lock-shaped uncontended".into(),
             Workload::LockUncontended => "lock uncontended".into(),
             Workload::RawMany(tasks) => format!("raw many ({tasks} tasks)"),
+            Workload::ShapedMany(tasks) => format!("raw lock-shaped many ({tasks} tasks)"),
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
         }
@@ -73,8 +81,10 @@ impl Workload {
 
 pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
     let cycles = match w {
-        Workload::RawUncontended => raw_loop(endpoints, 1, dur).await,
-        Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur).await,
+        Workload::RawUncontended => raw_loop(endpoints, 1, dur, false).await,
+        Workload::ShapedUncontended => raw_loop(endpoints, 1, dur, true).await,
+        Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur, false).await,
+        Workload::ShapedMany(tasks) => raw_loop(endpoints, tasks, dur, true).await,
         Workload::LockUncontended => lock_many(endpoints, 1, dur).await,
         Workload::LockMany(tasks) => lock_many(endpoints, tasks, dur).await,
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
@@ -88,7 +98,8 @@ pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
     }
 }
 
-async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
+/// `lock_shaped`: the lock's requests instead of the fewest (see [`Workload::ShapedUncontended`]).
+async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, lock_shaped: bool) -> u64 {
     let client = etcd_client::Client::connect(endpoints, None).await.expect("connect");
     let lease = client.clone().lease_grant(30, None).await.unwrap().id();
     let prefix = unique("raw");
@@ -96,15 +107,23 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
     let mut handles = Vec::new();
     for t in 0..tasks {
         let mut c = client.clone();
-        let key = format!("{prefix}/{t}/{lease:x}");
+        let queue = format!("{prefix}/{t}/");
+        let key = format!("{queue}{lease:x}");
         handles.push(tokio::spawn(async move {
             let mut n = 0u64;
             while Instant::now() < deadline {
-                let txn = Txn::new()
-                    .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
-                    .and_then([TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)))]);
-                c.txn(txn).await.unwrap();
-                c.delete(key.clone(), None).await.unwrap();
+                let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
+                if lock_shaped {
+                    let enqueue = Txn::new().when([Compare::version(queue.clone(), CompareOp::Equal, 0).with_prefix()]).and_then([put]);
+                    let token = c.txn(enqueue).await.unwrap().header().unwrap().revision();
+                    let fenced = Txn::new()
+                        .when([Compare::create_revision(key.clone(), CompareOp::Equal, token)])
+                        .and_then([TxnOp::delete(key.clone(), None)]);
+                    assert!(c.txn(fenced).await.unwrap().succeeded());
+                } else {
+                    c.txn(Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([put])).await.unwrap();
+                    c.delete(key.clone(), None).await.unwrap();
+                }
                 n += 1;
             }
             n
