@@ -42,7 +42,7 @@ pub(crate) struct Shared {
     pub lease: Lease,
     pub lost: LostFlag,
     pub released: AtomicBool,
-    /// Stops the monitor task; made when the monitor starts (see [`Shared::stop_monitor`]).
+    /// Stops the monitor task; made when the monitor starts (see [`Shared::mark_released`]).
     pub stop: OnceLock<CancellationToken>,
     pub acquired: Instant,
     /// Whether the monitor task was started (see `monitor`).
@@ -174,7 +174,7 @@ impl LockGuard {
     /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
         runtime::check_pid(self.shared.client.inner.pid)?;
-        if !self.shared.stop_monitor() {
+        if !self.shared.mark_released() {
             return Err(not_held("the lock was already released"));
         }
         let was_lost = self.lost_reason();
@@ -212,7 +212,7 @@ impl Shared {
     /// Marks the guard released and stops its monitor, if one started; false if it was
     /// released before. Pairs with `monitor::start`: each side writes its flag, then reads the
     /// other's (SeqCst), so either the monitor sees `released` or this sees its token.
-    pub(crate) fn stop_monitor(&self) -> bool {
+    pub(crate) fn mark_released(&self) -> bool {
         if self.released.swap(true, Ordering::SeqCst) {
             return false;
         }
@@ -275,7 +275,7 @@ impl Shared {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let s = &self.shared;
-        if !s.stop_monitor()
+        if !s.mark_released()
             || runtime::check_pid(s.client.inner.pid).is_err()
             || s.client.is_closed()
         {

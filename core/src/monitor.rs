@@ -81,7 +81,7 @@ pub(crate) fn start(shared: &Arc<Shared>, own_sub: Option<Subscription>) {
         return;
     }
     let stop = shared.stop.get_or_init(CancellationToken::new).clone();
-    // See `Shared::stop_monitor`.
+    // See `Shared::mark_released`.
     std::sync::atomic::fence(Ordering::SeqCst);
     if shared.released.load(Ordering::SeqCst) {
         return;
