@@ -158,12 +158,18 @@ impl Client {
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
         .map_err(connect_error)?;
 
+        let kv = if std::env::var_os("ETCDLOCK_TONIC_KV").is_some() {
+            etcd.kv_client()
+        } else {
+            let channel = crate::h2_channel::H2Channel::new(&eps, opts.connect_timeout).into_etcd_channel();
+            etcd_client::Client::from_channel(channel, Some(copts.clone())).await.map_err(Error::from)?.kv_client()
+        };
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
                 keeper: Keeper::new(Paths::new(etcd.clone(), eps.clone(), copts.clone()), closed.clone()),
                 hub: Hub::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
-                rpc: Rpc { kv: crate::kv_pool::KvPool::new(etcd.kv_client()), lease: etcd.lease_client() },
+                rpc: Rpc { kv: crate::kv_pool::KvPool::new(kv), lease: etcd.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),
                 queue_hints: Default::default(),

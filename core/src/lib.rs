@@ -25,6 +25,7 @@ mod client;
 pub mod clock;
 mod error;
 mod guard;
+mod h2_channel;
 mod keepalive;
 mod kv;
 mod kv_pool;
