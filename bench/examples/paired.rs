@@ -3,7 +3,9 @@
 //! Latency of an etcdlock lock/release cycle next to the raw loop's put-if-absent Txn and
 //! Delete, alternating in one task against the etcd at URL. Also the same RPCs the lock sends
 //! (the uncontended enqueue Txn, the fenced delete Txn) sent raw, which splits the
-//! difference into what etcd charges for the lock's requests and what the library adds. Throughput runs on a shared
+//! difference into what etcd charges for the lock's requests and what the library adds; and
+//! both raw loops once over etcd-client's own channel and once over the one etcdlock's KV
+//! requests take, which shows what the transport saves. Throughput runs on a shared
 //! machine drift by +-20 % between runs; paired medians differ by a few microseconds, which
 //! is what finding the library's overhead needs.
 
@@ -18,54 +20,78 @@ fn main() {
 }
 
 async fn run(endpoint: String, cycles: usize) {
-    let mut raw = Client::connect([endpoint.clone()], None).await.unwrap();
-    let lease = raw.lease_grant(60, None).await.unwrap().id();
-    let key = format!("paired/{}/raw", std::process::id());
+    let mut tonic = Client::connect([endpoint.clone()], None).await.unwrap();
+    // The channel etcdlock's own KV requests take: the raw loop's requests on it show what
+    // the library adds, apart from what the transport saves.
+    let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
+    let mut h2 = etcdlock::h2_channel::etcd_client(&[endpoint.clone()], Duration::from_secs(5), opts).await.unwrap();
+    let lease = tonic.lease_grant(60, None).await.unwrap().id();
+    let base = format!("paired/{}", std::process::id());
     let client = etcdlock::Client::connect([endpoint], Default::default()).await.unwrap();
-    let mutex = client.mutex(format!("paired/{}/lock", std::process::id()), 60).unwrap();
+    let mutex = client.mutex(format!("{base}/lock"), 60).unwrap();
     mutex.lock().await.unwrap().release().await.unwrap();
 
-    let shaped = format!("paired/{}/shaped/", std::process::id());
-    let shaped_key = format!("{shaped}{lease:x}");
-    let mut samples: [Vec<Duration>; 6] = Default::default();
+    // Rows: raw (tonic), raw (h2), lock, lock-shaped (tonic), lock-shaped (h2); two steps each.
+    let mut samples: [[Vec<Duration>; 2]; 5] = Default::default();
     for _ in 0..cycles {
-        let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
+        let row = raw_cycle(&mut tonic, &format!("{base}/raw"), lease).await;
+        samples[0].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
+        let row = raw_cycle(&mut h2, &format!("{base}/raw-h2"), lease).await;
+        samples[1].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
         let t0 = Instant::now();
-        raw.txn(Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([put])).await.unwrap();
-        let t1 = Instant::now();
-        raw.delete(key.clone(), None).await.unwrap();
-        let t2 = Instant::now();
         let guard = mutex.lock().await.unwrap();
-        let t3 = Instant::now();
+        let t1 = Instant::now();
         guard.release().await.unwrap();
-        let t4 = Instant::now();
-        // The lock's own requests, raw: the uncontended enqueue (put if nobody is queued),
-        // then the fenced delete.
-        let put = TxnOp::put(shaped_key.clone(), "", Some(PutOptions::new().with_lease(lease)));
-        let enqueue = Txn::new().when([Compare::version(shaped.clone(), CompareOp::Equal, 0).with_prefix()]).and_then([put]);
-        let t5 = Instant::now();
-        let token = raw.txn(enqueue).await.unwrap().header().unwrap().revision();
-        let t6 = Instant::now();
-        let fenced = Txn::new()
-            .when([Compare::create_revision(shaped_key.clone(), CompareOp::Equal, token)])
-            .and_then([TxnOp::delete(shaped_key.clone(), None)]);
-        assert!(raw.txn(fenced).await.unwrap().succeeded());
-        let t7 = Instant::now();
-        for (s, d) in samples.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5, t7 - t6]) {
-            s.push(d);
-        }
+        samples[2].iter_mut().zip([t1 - t0, t1.elapsed()]).for_each(|(s, d)| s.push(d));
+        let row = shaped_cycle(&mut tonic, &format!("{base}/shaped/"), lease).await;
+        samples[3].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
+        let row = shaped_cycle(&mut h2, &format!("{base}/shaped-h2/"), lease).await;
+        samples[4].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
     }
     let median = |v: &mut Vec<Duration>| {
         v.sort();
         v[v.len() / 2]
     };
-    let [mut txn, mut delete, mut lock, mut release, mut enq, mut fdel] = samples;
-    let (txn, delete, lock, release) = (median(&mut txn), median(&mut delete), median(&mut lock), median(&mut release));
-    let (enq, fdel) = (median(&mut enq), median(&mut fdel));
-    println!("raw:  txn {txn:>10.1?}  delete  {delete:>10.1?}  cycle {:>10.1?}", txn + delete);
-    println!("lock: lock {lock:>9.1?}  release {release:>10.1?}  cycle {:>10.1?}", lock + release);
-    println!("the lock's RPCs sent raw: enqueue {enq:>9.1?}  fenced delete {fdel:>9.1?}  cycle {:>10.1?}", enq + fdel);
-    println!("raw cycle / lock cycle (medians): {:.3}", (txn + delete).as_secs_f64() / (lock + release).as_secs_f64());
+    let cycle: Vec<Duration> = samples.iter_mut().map(|[a, b]| median(a) + median(b)).collect();
+    let names = [
+        "raw loop (etcd-client's channel): txn, delete",
+        "raw loop (etcdlock's channel):    txn, delete",
+        "etcdlock: lock, release",
+        "the lock's requests sent raw (etcd-client's channel): enqueue, fenced delete",
+        "the lock's requests sent raw (etcdlock's channel):    enqueue, fenced delete",
+    ];
+    for ((name, [a, b]), c) in names.iter().zip(&mut samples).zip(&cycle) {
+        println!("{name}  {:>9.1?} {:>9.1?}  cycle {c:>9.1?}", median(a), median(b));
+    }
+    let ratio = |raw: Duration| raw.as_secs_f64() / cycle[2].as_secs_f64();
+    println!("raw cycle / lock cycle (medians): {:.3} (etcd-client's channel), {:.3} (etcdlock's)", ratio(cycle[0]), ratio(cycle[1]));
+    println!("lock-shaped cycle / lock cycle: {:.3} (etcd-client's channel), {:.3} (etcdlock's)", ratio(cycle[3]), ratio(cycle[4]));
     client.close().await;
-    let _ = raw.lease_revoke(lease).await;
+    let _ = tonic.lease_revoke(lease).await;
+}
+
+/// The raw loop's cycle: put if absent, then delete.
+async fn raw_cycle(c: &mut Client, key: &str, lease: i64) -> [Duration; 2] {
+    let put = TxnOp::put(key, "", Some(PutOptions::new().with_lease(lease)));
+    let t0 = Instant::now();
+    c.txn(Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([put])).await.unwrap();
+    let t1 = Instant::now();
+    c.delete(key, None).await.unwrap();
+    [t1 - t0, t1.elapsed()]
+}
+
+/// The lock's own requests, raw: the uncontended enqueue (put if nobody is queued), then the
+/// fenced delete.
+async fn shaped_cycle(c: &mut Client, queue: &str, lease: i64) -> [Duration; 2] {
+    let key = format!("{queue}{lease:x}");
+    let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
+    let enqueue = Txn::new().when([Compare::version(queue, CompareOp::Equal, 0).with_prefix()]).and_then([put]);
+    let t0 = Instant::now();
+    let token = c.txn(enqueue).await.unwrap().header().unwrap().revision();
+    let t1 = Instant::now();
+    let fenced = Txn::new()
+        .when([Compare::create_revision(key.clone(), CompareOp::Equal, token)])
+        .and_then([TxnOp::delete(key, None)]);
+    assert!(c.txn(fenced).await.unwrap().succeeded());
+    [t1 - t0, t1.elapsed()]
 }

@@ -158,12 +158,8 @@ impl Client {
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
         .map_err(connect_error)?;
 
-        let kv = if std::env::var_os("ETCDLOCK_TONIC_KV").is_some() {
-            etcd.kv_client()
-        } else {
-            let channel = crate::h2_channel::H2Channel::new(&eps, opts.connect_timeout).into_etcd_channel();
-            etcd_client::Client::from_channel(channel, Some(copts.clone())).await.map_err(Error::from)?.kv_client()
-        };
+        // KV requests (the lock's) take a leaner channel than etcd-client's own; see h2_channel.rs.
+        let kv = crate::h2_channel::etcd_client(&eps, opts.connect_timeout, copts.clone()).await?.kv_client();
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {

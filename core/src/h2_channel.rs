@@ -33,6 +33,9 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// connection counts as dead. etcd refuses pings more often than every 5 s.
 const KEEPALIVE: Duration = Duration::from_secs(10);
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a request may go unanswered before new requests avoid its member (with more than
+/// one endpoint). Far above any healthy answer, which takes milliseconds.
+const STALL: Duration = Duration::from_secs(1);
 
 /// A `tower::Service` for tonic's generated clients (via `etcd_client::Channel::Custom`).
 #[derive(Clone)]
@@ -84,10 +87,13 @@ impl H2Channel {
         }
     }
 
-    /// As the channel etcd-client's service clients are built on.
-    pub fn into_etcd_channel(self) -> etcd_client::Channel {
-        etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(self))
-    }
+}
+
+/// An etcd-client client whose requests take an [`H2Channel`]. With a user and password set
+/// in `opts`, this authenticates (through the channel).
+pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {
+    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(H2Channel::new(endpoints, connect_timeout)));
+    Ok(etcd_client::Client::from_channel(channel, Some(opts)).await?)
 }
 
 impl tower::Service<Request> for H2Channel {
@@ -110,25 +116,47 @@ impl Shared {
         let (mut head, body) = req.into_parts();
         // A unary request's body is one encoded message, ready at once.
         let body = collect(body).await?;
-        let conn = self.conn().await?;
         let path = head.uri.path_and_query().cloned().ok_or_else(|| Status::internal("request without a path"))?;
+        // A connection found closed (etcd said GOAWAY, or it died idle) has sent nothing yet:
+        // one more try on a fresh one before the caller hears of it.
+        let mut tries = 2;
+        let (conn, mut send) = loop {
+            let conn = self.conn().await?;
+            match conn.send.clone().ready().await {
+                Ok(send) => break (conn, send),
+                Err(e) => {
+                    self.forget(&conn);
+                    tries -= 1;
+                    if tries == 0 {
+                        // The words tonic uses for a request that never left, which callers look for.
+                        return Err(Status::unavailable(format!("error trying to connect: {e}")));
+                    }
+                }
+            }
+        };
         head.uri = http::Uri::builder()
             .scheme(Scheme::HTTP)
             .authority(self.endpoints[conn.endpoint].0.clone())
             .path_and_query(path)
             .build()
             .map_err(|e| Status::internal(e.to_string()))?;
-        let mut send = match conn.send.clone().ready().await {
-            Ok(s) => s,
-            Err(e) => {
-                self.forget(&conn);
-                // Nothing was sent: the same words as tonic's, which callers look for.
-                return Err(Status::unavailable(format!("error trying to connect: {e}")));
-            }
-        };
-        let (response, mut stream) = send.send_request(http::Request::from_parts(head, ()), false).map_err(|e| self.failed(&conn, e))?;
+        let (mut response, mut stream) = send.send_request(http::Request::from_parts(head, ()), false).map_err(|e| self.failed(&conn, e))?;
         stream.send_data(body, true).map_err(|e| self.failed(&conn, e))?;
-        let response = response.await.map_err(|e| self.failed(&conn, e))?;
+        let response = if self.endpoints.len() > 1 {
+            // A member that is stopped or cut off keeps its connection open and answers
+            // nothing (until the keepalive ping gives up): after STALL without an answer, new
+            // requests go to another member, while this one waits on.
+            match tokio::time::timeout(STALL, &mut response).await {
+                Ok(r) => r,
+                Err(_) => {
+                    self.forget(&conn);
+                    response.await
+                }
+            }
+        } else {
+            response.await
+        };
+        let response = response.map_err(|e| self.failed(&conn, e))?;
         // grpc-status in the head: a trailers-only answer, the way etcd reports "no leader".
         if response.headers().get("grpc-status").is_some_and(|s| s == "14") {
             self.forget(&conn);
@@ -164,13 +192,21 @@ impl Shared {
 
     async fn connect(self: &Arc<Self>, endpoint: usize) -> Result<Conn, String> {
         let addr = &self.endpoints[endpoint].1;
-        let tcp = match tokio::time::timeout(self.connect_timeout, tokio::net::TcpStream::connect(addr)).await {
-            Ok(Ok(tcp)) => tcp,
-            Ok(Err(e)) => return Err(format!("{addr}: {e}")),
+        let open = async {
+            let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+            let _ = tcp.set_nodelay(true);
+            h2::client::Builder::new()
+                // h2's 64 KiB defaults would take a round trip per 64 KiB of a large range.
+                .initial_window_size(1 << 20)
+                .initial_connection_window_size(4 << 20)
+                .handshake(tcp)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        let (send, mut connection) = match tokio::time::timeout(self.connect_timeout, open).await {
+            Ok(r) => r.map_err(|e| format!("{addr}: {e}"))?,
             Err(_) => return Err(format!("{addr}: timed out")),
         };
-        let _ = tcp.set_nodelay(true);
-        let (send, mut connection) = h2::client::handshake(tcp).await.map_err(|e| format!("{addr}: {e}"))?;
         let id = self.ids.fetch_add(1, Ordering::Relaxed);
         let pings = connection.ping_pong();
         let home = Arc::downgrade(self);

@@ -25,7 +25,8 @@ mod client;
 pub mod clock;
 mod error;
 mod guard;
-mod h2_channel;
+#[doc(hidden)]
+pub mod h2_channel;
 mod keepalive;
 mod kv;
 mod kv_pool;

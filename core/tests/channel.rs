@@ -1,0 +1,73 @@
+//! The channel KV requests take (core/src/h2_channel.rs): which member, large messages, and
+//! moving away from a member that stops answering.
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+// covers: KV-LARGE-001
+#[tokio::test]
+async fn a_value_of_a_mebibyte_round_trips() {
+    let client = client().await;
+    let key = prefix("large") + "value";
+    // Past every HTTP/2 window and frame size (64 KiB / 16 KiB defaults); etcd takes 1.5 MiB.
+    let value: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+    client.put(key.as_bytes(), &value, None).await.unwrap();
+    assert!(client.get(key.as_bytes()).await.unwrap().unwrap().value == value);
+    assert!(client.delete(key.as_bytes()).await.unwrap());
+    client.close().await;
+}
+
+// covers: CONN-FAILOVER-001
+#[tokio::test]
+async fn an_endpoint_that_refuses_connections_is_passed_over() {
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}", l.local_addr().unwrap().port())
+    };
+    let eps = [closed.clone(), shared().endpoints()[0].clone(), closed];
+    let client = client_for(&eps).await;
+    let m = client.mutex(prefix("failover") + "lock", 5).unwrap();
+    for _ in 0..3 {
+        m.lock().await.unwrap().release().await.unwrap();
+    }
+    client.close().await;
+}
+
+// covers: FAULT-BLACKHOLE-004
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_leave_a_member_that_goes_silent_within_seconds() {
+    use etcd_testkit::proxy::Mode;
+    let etcd = Etcd::start(3);
+    let (proxies, via) = proxied(&etcd);
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_secs(2), ..Default::default() };
+    // Connecting sends a request: the channel now uses the first endpoint.
+    let client = etcdlock::Client::connect(&via, opts).await.unwrap();
+    let m = client.mutex("silent-member", 10).unwrap();
+    m.lock().await.unwrap().release().await.unwrap();
+
+    proxies[0].set(Mode::Blackhole);
+    let start = Instant::now();
+    let mut failed = 0;
+    let mut cycles = 0;
+    while cycles < 3 && start.elapsed() < Duration::from_secs(20) {
+        // A request already sent to the silent member can only time out; the next ones must
+        // go elsewhere.
+        match m.lock().await {
+            Ok(g) => {
+                g.release().await.unwrap();
+                cycles += 1;
+            }
+            Err(e) => {
+                assert!(matches!(e.kind(), etcdlock::ErrorKind::Timeout | etcdlock::ErrorKind::Unavailable), "{e}");
+                failed += 1;
+            }
+        }
+    }
+    let took = start.elapsed();
+    assert_eq!(cycles, 3, "no lock cycle in {took:?} ({failed} failed)");
+    // A lost second or two, once: not the 10-15 s until HTTP/2 pings give up on the connection.
+    assert!(took < Duration::from_secs(8), "3 cycles took {took:?} ({failed} failed)");
+    proxies[0].set(Mode::Pass);
+    client.close().await;
+    assert!(keys_under(&etcd.endpoints(), "silent-member/").await.is_empty());
+}
