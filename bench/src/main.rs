@@ -108,12 +108,12 @@ async fn bench(args: Args) {
 fn print_table(reports: &[Report]) {
     let raw_unc = reports.iter().find(|r| r.name == "raw uncontended").map(|r| r.cycles_per_sec).unwrap_or(f64::NAN);
     let raw_many = reports.iter().find(|r| r.name.starts_with("raw many")).map(|r| r.cycles_per_sec).unwrap_or(f64::NAN);
-    println!("{:<26} {:>11} {:>9} {:>11} {:>11} {:>7}", "workload", "cycles/s", "x raw", "handoff p50", "handoff p99", "Jain");
+    println!("{:<40} {:>11} {:>9} {:>11} {:>11} {:>7}", "workload", "cycles/s", "x raw", "handoff p50", "handoff p99", "Jain");
     for r in reports {
         let base = if r.name.contains("many") { raw_many } else { raw_unc };
         let ms = |d: Option<Duration>| d.map_or("-".to_string(), |d| format!("{:.2} ms", d.as_secs_f64() * 1e3));
         println!(
-            "{:<26} {:>11.0} {:>9.2} {:>11} {:>11} {:>7}",
+            "{:<40} {:>11.0} {:>9.2} {:>11} {:>11} {:>7}",
             r.name,
             r.cycles_per_sec,
             r.cycles_per_sec / base,
@@ -122,6 +122,7 @@ fn print_table(reports: &[Report]) {
             r.jain.map_or("-".to_string(), |j| format!("{j:.3}")),
         );
     }
-    println!("(x raw: against the raw uncontended loop, or the raw 64-task loop for 'many' rows;");
-    println!(" 'raw lock-shaped': the raw loop sending the lock's two requests, the most a lock can reach)");
+    println!("(x raw: against the raw uncontended loop, or the raw 64-task loop for 'many' rows, both over");
+    println!(" etcd-client's channel; \"etcdlock's channel\": the raw loop over the leaner one etcdlock's KV requests");
+    println!(" take; 'raw lock-shaped': the lock's two requests sent raw over that channel, the most a lock can reach)");
 }

@@ -8,12 +8,17 @@ use std::time::{Duration, Instant};
 pub enum Workload {
     /// Txn put-if-absent with a pre-granted lease, then Delete: the fewest RPCs per cycle.
     RawUncontended,
+    /// The raw loop over the channel etcdlock's KV requests take instead of etcd-client's own:
+    /// what the transport saves.
+    RawUncontendedH2,
     /// The raw loop sending the two requests an uncontended lock cycle sends (put if the queue
-    /// is empty, fenced delete): what etcd charges for the lock's guarantees, with no library.
+    /// is empty, fenced delete), over etcdlock's channel: what etcd and the transport charge
+    /// for the lock's guarantees, with no library.
     ShapedUncontended,
     LockUncontended,
     /// N tasks on one client, each its own key.
     RawMany(usize),
+    RawManyH2(usize),
     ShapedMany(usize),
     LockMany(usize),
     /// N clients, one name.
@@ -21,11 +26,13 @@ pub enum Workload {
 }
 
 /// Every workload, in the order a run measures them.
-pub const ALL: [Workload; 8] = [
+pub const ALL: [Workload; 10] = [
     Workload::RawUncontended,
+    Workload::RawUncontendedH2,
     Workload::ShapedUncontended,
     Workload::LockUncontended,
     Workload::RawMany(64),
+    Workload::RawManyH2(64),
     Workload::ShapedMany(64),
     Workload::LockMany(64),
     Workload::LockContended(4),
@@ -69,9 +76,11 @@ impl Workload {
     pub fn name(&self) -> String {
         match self {
             Workload::RawUncontended => "raw uncontended".into(),
+            Workload::RawUncontendedH2 => "raw uncontended, etcdlock's channel".into(),
             Workload::ShapedUncontended => "raw lock-shaped uncontended".into(),
             Workload::LockUncontended => "lock uncontended".into(),
             Workload::RawMany(tasks) => format!("raw many ({tasks} tasks)"),
+            Workload::RawManyH2(tasks) => format!("raw many ({tasks} tasks), etcdlock's channel"),
             Workload::ShapedMany(tasks) => format!("raw lock-shaped many ({tasks} tasks)"),
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
@@ -81,10 +90,12 @@ impl Workload {
 
 pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
     let cycles = match w {
-        Workload::RawUncontended => raw_loop(endpoints, 1, dur, false).await,
-        Workload::ShapedUncontended => raw_loop(endpoints, 1, dur, true).await,
-        Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur, false).await,
-        Workload::ShapedMany(tasks) => raw_loop(endpoints, tasks, dur, true).await,
+        Workload::RawUncontended => raw_loop(endpoints, 1, dur, Raw::Fewest).await,
+        Workload::RawUncontendedH2 => raw_loop(endpoints, 1, dur, Raw::FewestH2).await,
+        Workload::ShapedUncontended => raw_loop(endpoints, 1, dur, Raw::LockShapedH2).await,
+        Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur, Raw::Fewest).await,
+        Workload::RawManyH2(tasks) => raw_loop(endpoints, tasks, dur, Raw::FewestH2).await,
+        Workload::ShapedMany(tasks) => raw_loop(endpoints, tasks, dur, Raw::LockShapedH2).await,
         Workload::LockUncontended => lock_many(endpoints, 1, dur).await,
         Workload::LockMany(tasks) => lock_many(endpoints, tasks, dur).await,
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
@@ -98,9 +109,25 @@ pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
     }
 }
 
-/// `lock_shaped`: the lock's requests instead of the fewest (see [`Workload::ShapedUncontended`]).
-async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, lock_shaped: bool) -> u64 {
-    let client = etcd_client::Client::connect(endpoints, None).await.expect("connect");
+/// Which requests a raw loop sends, over which channel.
+#[derive(Clone, Copy, PartialEq)]
+enum Raw {
+    /// The fewest (put if absent, delete), over etcd-client's own channel.
+    Fewest,
+    /// The same over etcdlock's.
+    FewestH2,
+    /// The lock's requests, over etcdlock's (see [`Workload::ShapedUncontended`]).
+    LockShapedH2,
+}
+
+async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw) -> u64 {
+    let client = if raw == Raw::Fewest {
+        etcd_client::Client::connect(endpoints, None).await.expect("connect")
+    } else {
+        let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
+        etcdlock::h2_channel::etcd_client(endpoints, Duration::from_secs(5), opts).await.expect("connect")
+    };
+    let lock_shaped = raw == Raw::LockShapedH2;
     let lease = client.clone().lease_grant(30, None).await.unwrap().id();
     let prefix = unique("raw");
     let deadline = Instant::now() + dur;

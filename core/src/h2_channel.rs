@@ -19,7 +19,7 @@ use http::uri::{Authority, Scheme};
 use http_body::{Body as _, Frame};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
@@ -64,6 +64,24 @@ struct Conn {
     send: h2::client::SendRequest<Bytes>,
     endpoint: usize,
     id: u64,
+    /// Requests waiting for their answer on this connection.
+    waiting: Arc<AtomicUsize>,
+}
+
+/// Counts a request in [`Conn::waiting`] while it lives.
+struct Waiting(Arc<AtomicUsize>);
+
+impl Waiting {
+    fn new(count: &Arc<AtomicUsize>) -> Waiting {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count.clone())
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl H2Channel {
@@ -140,6 +158,7 @@ impl Shared {
             .path_and_query(path)
             .build()
             .map_err(|e| Status::internal(e.to_string()))?;
+        let _waiting = Waiting::new(&conn.waiting);
         let (mut response, mut stream) = send.send_request(http::Request::from_parts(head, ()), false).map_err(|e| self.failed(&conn, e))?;
         stream.send_data(body, true).map_err(|e| self.failed(&conn, e))?;
         let response = if self.endpoints.len() > 1 {
@@ -209,19 +228,21 @@ impl Shared {
         };
         let id = self.ids.fetch_add(1, Ordering::Relaxed);
         let pings = connection.ping_pong();
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let keepalive = keepalive(pings, waiting.clone());
         let home = Arc::downgrade(self);
         // The connection's I/O task. It ends when the connection does, or when the channel is
         // gone and no request is left on it (h2 closes a connection without handles).
         crate::runtime::handle().spawn(async move {
             tokio::select! {
                 _ = connection => {}
-                _ = keepalive(pings) => {}
+                _ = keepalive => {}
             }
             if let Some(home) = Weak::upgrade(&home) {
                 home.forget_id(id);
             }
         });
-        Ok(Conn { send, endpoint, id })
+        Ok(Conn { send, endpoint, id, waiting })
     }
 
     fn failed(&self, conn: &Conn, e: h2::Error) -> Status {
@@ -249,11 +270,17 @@ impl Shared {
     }
 }
 
-/// Returns when a ping goes unanswered (never, without pings).
-async fn keepalive(pings: Option<h2::PingPong>) {
+/// Returns when a ping goes unanswered (never, without pings). Pings only while a request
+/// waits for its answer, which is when a dead connection costs something: etcd counts pings on
+/// a connection without requests as abuse and closes it after the third (gRPC's keepalive
+/// enforcement without `PermitWithoutStream`), and the next request would then fail with it.
+async fn keepalive(pings: Option<h2::PingPong>, waiting: Arc<AtomicUsize>) {
     let Some(mut pings) = pings else { return std::future::pending().await };
     loop {
         tokio::time::sleep(KEEPALIVE).await;
+        if waiting.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
         match tokio::time::timeout(KEEPALIVE_TIMEOUT, pings.ping(h2::Ping::opaque())).await {
             Ok(Ok(_)) => {}
             _ => return,
