@@ -104,7 +104,6 @@ impl H2Channel {
             }),
         }
     }
-
 }
 
 /// An etcd-client client whose requests take an [`H2Channel`]. With a user and password set
@@ -177,7 +176,7 @@ impl Shared {
         };
         let response = response.map_err(|e| self.failed(&conn, e))?;
         // grpc-status in the head: a trailers-only answer, the way etcd reports "no leader".
-        if response.headers().get("grpc-status").is_some_and(|s| s == "14") {
+        if self.endpoints.len() > 1 && response.headers().get("grpc-status").is_some_and(|s| s == "14") {
             self.forget(&conn);
         }
         Ok(response.map(|recv| tonic::body::Body::new(RecvBody { recv, data_done: false })))
