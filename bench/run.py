@@ -50,7 +50,7 @@ def commands(lang, endpoints):
 WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)"]
 RAW = {"lock uncontended": "raw uncontended", "lock many (64 tasks)": "raw many (64 tasks)"}
 # The raw loop over the leaner channel etcdlock's KV requests take (RAW is over etcd-client's own).
-RAW_H2 = {w: f"{raw}, etcdlock's channel" for w, raw in RAW.items()}
+RAW_H2 = {w: f"{raw} over etcdlock's channel" for w, raw in RAW.items()}
 # The raw loop sending the lock's own two requests (put if the queue is empty, fenced delete),
 # over etcdlock's channel: its ratio to the raw loop is what etcd leaves for any lock with
 # these guarantees, and the lock's ratio to it is what the library costs.

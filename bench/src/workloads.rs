@@ -76,11 +76,11 @@ impl Workload {
     pub fn name(&self) -> String {
         match self {
             Workload::RawUncontended => "raw uncontended".into(),
-            Workload::RawUncontendedH2 => "raw uncontended, etcdlock's channel".into(),
+            Workload::RawUncontendedH2 => "raw uncontended over etcdlock's channel".into(),
             Workload::ShapedUncontended => "raw lock-shaped uncontended".into(),
             Workload::LockUncontended => "lock uncontended".into(),
             Workload::RawMany(tasks) => format!("raw many ({tasks} tasks)"),
-            Workload::RawManyH2(tasks) => format!("raw many ({tasks} tasks), etcdlock's channel"),
+            Workload::RawManyH2(tasks) => format!("raw many ({tasks} tasks) over etcdlock's channel"),
             Workload::ShapedMany(tasks) => format!("raw lock-shaped many ({tasks} tasks)"),
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
