@@ -178,6 +178,7 @@ def print_table(rounds, langs):
     print("\n| workload | lang | cycles/s | x Rust core | x raw | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for w in WORKLOADS:
+        # The raw loop is the line above the table; the other baselines get rows.
         for lang in (list(BASELINES)[1:] if w in RAW else []) + langs + variants(w, langs):
             if not col(w, lang, "cycles_per_sec"):
                 continue

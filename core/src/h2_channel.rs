@@ -88,16 +88,17 @@ impl Drop for Waiting {
 }
 
 impl H2Channel {
-    /// `endpoints` are validated `http://host:port` URLs. Connects lazily.
-    pub fn new(endpoints: &[String], connect_timeout: Duration) -> H2Channel {
+    /// `endpoints` are `http://host:port` URLs. Connects lazily.
+    pub fn new(endpoints: &[String], connect_timeout: Duration) -> crate::Result<H2Channel> {
         let endpoints = endpoints
             .iter()
             .map(|e| {
                 let hostport = e.trim_start_matches("http://");
-                (hostport.parse().expect("validated endpoint"), hostport.to_string())
+                let authority = hostport.parse().map_err(|_| crate::Error::invalid(format!("endpoint {e:?} is not a valid URL")))?;
+                Ok((authority, hostport.to_string()))
             })
-            .collect();
-        H2Channel {
+            .collect::<crate::Result<_>>()?;
+        Ok(H2Channel {
             shared: Arc::new(Shared {
                 endpoints,
                 connect_timeout,
@@ -105,14 +106,14 @@ impl H2Channel {
                 connecting: Default::default(),
                 ids: AtomicU64::new(0),
             }),
-        }
+        })
     }
 }
 
 /// An etcd-client client whose requests take an [`H2Channel`]. With a user and password set
 /// in `opts`, this authenticates (through the channel).
 pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {
-    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(H2Channel::new(endpoints, connect_timeout)));
+    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(H2Channel::new(endpoints, connect_timeout)?));
     Ok(etcd_client::Client::from_channel(channel, Some(opts)).await?)
 }
 
