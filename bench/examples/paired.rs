@@ -9,7 +9,11 @@
 //! machine drift by +-20 % between runs; paired medians differ by a few microseconds, which
 //! is what finding the library's overhead needs.
 
-use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
+#[path = "../src/cycles.rs"]
+mod cycles;
+
+use cycles::{raw_cycle, shaped_cycle};
+use etcd_client::Client;
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -31,6 +35,8 @@ async fn run(endpoint: String, cycles: usize) {
     let mutex = client.mutex(format!("{base}/lock"), 60).unwrap();
     mutex.lock().await.unwrap().release().await.unwrap();
 
+    let (shaped, shaped_h2) = (format!("{base}/shaped/"), format!("{base}/shaped-h2/"));
+    let (shaped_key, shaped_h2_key) = (format!("{shaped}{lease:x}"), format!("{shaped_h2}{lease:x}"));
     // Rows: raw (tonic), raw (h2), lock, lock-shaped (tonic), lock-shaped (h2); two steps each.
     let mut samples: [[Vec<Duration>; 2]; 5] = Default::default();
     for _ in 0..cycles {
@@ -43,9 +49,9 @@ async fn run(endpoint: String, cycles: usize) {
         let t1 = Instant::now();
         guard.release().await.unwrap();
         samples[2].iter_mut().zip([t1 - t0, t1.elapsed()]).for_each(|(s, d)| s.push(d));
-        let row = shaped_cycle(&mut tonic, &format!("{base}/shaped/"), lease).await;
+        let row = shaped_cycle(&mut tonic, &shaped, &shaped_key, lease).await;
         samples[3].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
-        let row = shaped_cycle(&mut h2, &format!("{base}/shaped-h2/"), lease).await;
+        let row = shaped_cycle(&mut h2, &shaped_h2, &shaped_h2_key, lease).await;
         samples[4].iter_mut().zip(row).for_each(|(s, d)| s.push(d));
     }
     let median = |v: &mut Vec<Duration>| {
@@ -68,30 +74,4 @@ async fn run(endpoint: String, cycles: usize) {
     println!("lock-shaped cycle / lock cycle: {:.3} (etcd-client's channel), {:.3} (etcdlock's)", ratio(cycle[3]), ratio(cycle[4]));
     client.close().await;
     let _ = tonic.lease_revoke(lease).await;
-}
-
-/// The raw loop's cycle: put if absent, then delete.
-async fn raw_cycle(c: &mut Client, key: &str, lease: i64) -> [Duration; 2] {
-    let put = TxnOp::put(key, "", Some(PutOptions::new().with_lease(lease)));
-    let t0 = Instant::now();
-    c.txn(Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([put])).await.unwrap();
-    let t1 = Instant::now();
-    c.delete(key, None).await.unwrap();
-    [t1 - t0, t1.elapsed()]
-}
-
-/// The lock's own requests, raw: the uncontended enqueue (put if nobody is queued), then the
-/// fenced delete.
-async fn shaped_cycle(c: &mut Client, queue: &str, lease: i64) -> [Duration; 2] {
-    let key = format!("{queue}{lease:x}");
-    let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
-    let enqueue = Txn::new().when([Compare::version(queue, CompareOp::Equal, 0).with_prefix()]).and_then([put]);
-    let t0 = Instant::now();
-    let token = c.txn(enqueue).await.unwrap().header().unwrap().revision();
-    let t1 = Instant::now();
-    let fenced = Txn::new()
-        .when([Compare::create_revision(key.clone(), CompareOp::Equal, token)])
-        .and_then([TxnOp::delete(key, None)]);
-    assert!(c.txn(fenced).await.unwrap().succeeded());
-    [t1 - t0, t1.elapsed()]
 }

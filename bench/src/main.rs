@@ -12,6 +12,7 @@
 //! keeps one such process per language and alternates them window by window, so that the
 //! machine's drift hits the languages it compares alike.
 
+mod cycles;
 mod workloads;
 
 use std::time::Duration;

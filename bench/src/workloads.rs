@@ -1,6 +1,6 @@
 //! The benchmark workloads, each a bounded loop against a real etcd.
 
-use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
+use crate::cycles::{raw_cycle, shaped_cycle};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -139,17 +139,10 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw) -
         handles.push(tokio::spawn(async move {
             let mut n = 0u64;
             while Instant::now() < deadline {
-                let put = TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)));
                 if lock_shaped {
-                    let enqueue = Txn::new().when([Compare::version(queue.clone(), CompareOp::Equal, 0).with_prefix()]).and_then([put]);
-                    let token = c.txn(enqueue).await.unwrap().header().unwrap().revision();
-                    let fenced = Txn::new()
-                        .when([Compare::create_revision(key.clone(), CompareOp::Equal, token)])
-                        .and_then([TxnOp::delete(key.clone(), None)]);
-                    assert!(c.txn(fenced).await.unwrap().succeeded());
+                    shaped_cycle(&mut c, &queue, &key, lease).await;
                 } else {
-                    c.txn(Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([put])).await.unwrap();
-                    c.delete(key.clone(), None).await.unwrap();
+                    raw_cycle(&mut c, &key, lease).await;
                 }
                 n += 1;
             }
