@@ -26,8 +26,14 @@ pub struct ConnectOptions {
     pub max_in_flight: Option<u32>,
 }
 
+/// Milliseconds from JS: non-positive or NaN is zero, and too many for a `Duration` (Infinity
+/// included) is the longest one, which core takes as "wait forever" for a lock and rejects as
+/// a client timeout.
 fn ms(v: f64) -> Duration {
-    Duration::from_secs_f64(if v.is_finite() && v > 0.0 { v / 1000.0 } else { 0.0 })
+    if v.is_nan() || v <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(v / 1000.0).unwrap_or(Duration::MAX)
 }
 
 #[napi]

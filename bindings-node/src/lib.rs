@@ -26,7 +26,7 @@ use std::time::Duration;
 #[napi]
 pub fn shutdown(timeout_ms: f64) {
     let ms = if timeout_ms.is_finite() && timeout_ms > 0.0 { timeout_ms } else { 0.0 };
-    let _ = etcdlock::runtime::shutdown(Duration::from_secs_f64(ms / 1000.0));
+    let _ = etcdlock::runtime::shutdown(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::from_secs(3600)));
 }
 
 /// Whether core's runtime threads exist in this process (none are started on import).

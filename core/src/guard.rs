@@ -151,8 +151,13 @@ impl LockGuard {
         }
         for op in ops {
             crate::validate::key(op.key())?;
-            if op.key() == self.shared.key.as_slice() {
-                return Err(Error::invalid("a guarded write must not touch the lock's own key"));
+            if crate::queue::in_queue(&self.shared.name, op.key()) {
+                // Under `<name>/` a key without a lease is skipped by the queue, but etcd's Go
+                // mutex and `etcdctl lock` would wait for it forever.
+                return Err(Error::invalid(format!(
+                    "a guarded write must not touch keys under the lock's queue prefix {:?}: keep data outside `<name>/`",
+                    format!("{}/", String::from_utf8_lossy(&self.shared.name))
+                )));
             }
         }
         self.check_held()?;
@@ -223,20 +228,12 @@ impl Shared {
         true
     }
 
-    /// Deletes the key in the background, retrying with backoff while etcd is unreachable,
-    /// until it is gone, the lease is lost (the key goes with it) or the client closes (which
-    /// revokes the lease).
+    /// Deletes the key in the background (see [`crate::queue::delete_in_background`]).
     fn delete_in_background(self: &Arc<Self>) {
         let shared = self.clone();
-        runtime::spawn_cleanup(async move {
-            let mut backoff = crate::backoff::Backoff::default();
-            while let Err(e) = shared.delete_key().await {
-                let gone = shared.client.is_closed() || shared.lease.lost_reason().is_some();
-                if gone || !e.is_unreachable() {
-                    return;
-                }
-                tokio::time::sleep(backoff.next_delay()).await;
-            }
+        crate::queue::delete_in_background(self.client.clone(), self.lease.state().clone(), None, move || {
+            let shared = shared.clone();
+            async move { shared.delete_key().await.map(drop) }
         });
     }
 

@@ -36,6 +36,7 @@ mod lost;
 mod monitor;
 mod mutex;
 mod paths;
+mod queue;
 pub mod runtime;
 mod session;
 pub mod spin;

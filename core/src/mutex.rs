@@ -13,6 +13,7 @@ use crate::kv::KeyValue;
 use crate::lease::{Lease, LeaseState};
 use crate::lost::LostReason;
 use crate::runtime;
+use crate::queue::{self, Toward};
 use crate::validate;
 use crate::watch_hub::{EventType, Msg, Spec, Subscription};
 use crate::backoff::Backoff;
@@ -62,7 +63,7 @@ pub struct LockOptions {
 /// let mutex = client.mutex("orders", 10)?;
 /// let guard = mutex.lock().await?;
 /// // Writes that must only happen while holding the lock go through the guard (fenced):
-/// guard.put(b"orders/last", b"42").await?;
+/// guard.put(b"state/orders/last", b"42").await?; // outside the queue prefix `orders/`
 /// println!("fencing token {}", guard.fencing_token());
 /// guard.release().await?;
 /// # Ok(()) }
@@ -159,7 +160,8 @@ impl Mutex {
     pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
         self.client.check_open()?;
         let try_once = opts.timeout == Some(Duration::ZERO);
-        let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
+        // A timeout too long to be a point in time waits forever.
+        let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
         let cancel = opts.cancel.as_ref();
         if cancel.is_some_and(CancellationToken::is_cancelled) {
             return Err(cancelled());
@@ -192,12 +194,15 @@ impl Mutex {
             lease: lease.state().clone(),
             slot: (self.name_hash, slot),
             armed: true,
+            settled: false,
         };
         let key = &pending.key;
 
         // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
         // request timeout): abandoning one in flight could let it land after our cleanup.
-        let enqueued = match self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await {
+        let enqueued = self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await;
+        pending.settled = true;
+        let enqueued = match enqueued {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
@@ -277,6 +282,9 @@ impl Mutex {
     /// 15-20 us for the read, 2-3 % of an uncontended cycle, and as much again for any `else`
     /// branch, taken or not: `bench/examples/shapes.rs`). When it finds the queue busy, the
     /// full Txn follows: two round trips, and the name's next enqueue goes straight to it.
+    ///
+    /// Keys under the prefix that are no waiters (see `queue.rs`) are skipped: a read that
+    /// finds one first reads on past it.
     async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
         lease.check_usable()?;
         let (prefix, lease_id) = (&self.prefix, lease.id());
@@ -304,24 +312,41 @@ impl Mutex {
         let resp = self.client.txn(txn, true).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
         let ops = resp.op_responses();
+        if resp.succeeded() && try_once {
+            return Ok(Enqueued::Held(revision));
+        }
         if resp.succeeded() {
-            if try_once {
-                return Ok(Enqueued::Held(revision));
-            }
-            let predecessor = first_kv(&ops[0]);
-            busy.store(predecessor.is_some(), Ordering::Relaxed);
+            let newest = first_kv(&ops[0]);
+            // Any key under the prefix, waiter or not, fails the cheap enqueue: go straight to
+            // this one next time.
+            busy.store(newest.is_some(), Ordering::Relaxed);
+            let (predecessor, read_at) = queue::resolve(&self.client, prefix, newest, revision, Toward::Older).await?;
             return Ok(match predecessor {
                 None => Enqueued::Held(revision),
-                Some(p) => Enqueued::Waiting(revision, Position { revision, predecessor: Some(p) }),
+                Some(p) => Enqueued::Waiting(revision, Position { revision: read_at, predecessor: Some(p) }),
             });
         }
-        // Our key already exists (an earlier attempt landed) or, for a try, the queue is busy.
         if try_once {
-            return Ok(match (first_kv(&ops[0]), first_kv(&ops[1])) {
-                (Some(m), Some(f)) if m.key == f.key => Enqueued::Held(m.create_revision),
-                _ => Enqueued::Busy,
-            });
+            // The prefix holds keys. Busy if a waiter is among them; if none is, they are no
+            // waiters' and the lock is free: enqueue for real, then hold or step back.
+            let (mine, first) = (first_kv(&ops[0]), first_kv(&ops[1]));
+            return match queue::resolve(&self.client, prefix, first, revision, Toward::Newer).await?.0 {
+                Some(f) => Ok(match mine {
+                    Some(m) if m.key == f.key => Enqueued::Held(m.create_revision),
+                    _ => Enqueued::Busy,
+                }),
+                // A waiter that got in meanwhile makes it busy after all; the caller's cleanup
+                // then deletes our key.
+                None => {
+                    busy.store(true, Ordering::Relaxed);
+                    Ok(match Box::pin(self.enqueue(key, lease, false)).await? {
+                        Enqueued::Held(token) => Enqueued::Held(token),
+                        _ => Enqueued::Busy,
+                    })
+                }
+            };
         }
+        // Our key already exists: an earlier attempt landed.
         // Boxed, as is every rare path here: the common future stays small to move and spawn.
         let Some(mine) = Box::pin(self.client.get(key)).await? else {
             return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
@@ -401,7 +426,9 @@ impl Mutex {
             Some(kv) if kv.create_revision == my_rev => {}
             _ => return Err(lost(LostReason::KeyDeleted)),
         }
-        Ok(Position { revision: resp.header().map_or(0, |h| h.revision()), predecessor: first_kv(&ops[0]) })
+        let revision = resp.header().map_or(0, |h| h.revision());
+        let (predecessor, revision) = queue::resolve(&self.client, &self.prefix, first_kv(&ops[0]), revision, Toward::Older).await?;
+        Ok(Position { revision, predecessor })
     }
 
     /// Waits until no key older than ours is left. Returns the subscription on our own key,
@@ -501,7 +528,7 @@ impl Mutex {
                 return;
             }
         }
-        if pending.delete(None).await.is_ok() {
+        if pending.delete(None, true).await.is_ok() {
             pending.armed = false;
         }
     }
@@ -550,10 +577,12 @@ struct PendingKey {
     /// (hash of the lock name, number) of the key on its lease.
     slot: (u64, u64),
     armed: bool,
+    /// Whether the enqueue's outcome is known (no enqueue request of ours is in flight).
+    settled: bool,
 }
 
 impl PendingKey {
-    async fn delete(&self, deadline: Option<Instant>) -> Result<()> {
+    async fn delete(&self, deadline: Option<Instant>, free_slot: bool) -> Result<()> {
         let key = self.key.clone();
         self.client
             .call_for_cleanup(deadline, move |rpc| {
@@ -561,7 +590,9 @@ impl PendingKey {
                 async move { kv.delete(key, None).await }
             })
             .await?;
-        self.lease.free_slot(self.slot);
+        if free_slot {
+            self.lease.free_slot(self.slot);
+        }
         Ok(())
     }
 }
@@ -571,22 +602,31 @@ impl Drop for PendingKey {
         if !self.armed || runtime::check_pid(self.client.inner.pid).is_err() {
             return;
         }
-        let pending = PendingKey {
+        // Dropped with an enqueue in flight: it may land after the first delete.
+        let again_after = (!self.settled).then_some(self.client.inner.opts.request_timeout);
+        // The key's name stays reserved until the last delete: `Background` frees it when the
+        // task lets go of it.
+        let pending = Arc::new(Background(PendingKey {
             client: self.client.clone(),
             key: std::mem::take(&mut self.key),
             lease: self.lease.clone(),
             slot: self.slot,
             armed: false,
-        };
-        runtime::spawn_cleanup(async move {
-            let mut backoff = Backoff::default();
-            for _ in 0..20 {
-                match pending.delete(None).await {
-                    Err(_) => tokio::time::sleep(backoff.next_delay()).await,
-                    Ok(()) => return,
-                }
-            }
+            settled: true,
+        }));
+        queue::delete_in_background(self.client.clone(), self.lease.clone(), again_after, move || {
+            let pending = pending.clone();
+            async move { pending.0.delete(None, false).await }
         });
+    }
+}
+
+/// A queue key being deleted in the background; its name is free again once this is dropped.
+struct Background(PendingKey);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.0.lease.free_slot(self.0.slot);
     }
 }
 

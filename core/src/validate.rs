@@ -56,9 +56,16 @@ pub(crate) fn key(key: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The longest timeout of the client's options: a year. Longer ones would overflow a point in
+/// time, and none is meant.
+const MAX_OPTION_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
 pub(crate) fn timeout(what: &str, d: Duration) -> Result<Duration> {
     if d.is_zero() {
         return Err(Error::invalid(format!("{what} must be positive")));
+    }
+    if d > MAX_OPTION_TIMEOUT {
+        return Err(Error::invalid(format!("{what} must be at most a year, got {d:?}")));
     }
     Ok(d)
 }
@@ -120,5 +127,8 @@ mod tests {
         assert!(ttl(-1).is_err());
         assert!(ttl(MAX_TTL_SECS + 1).is_err());
         assert_eq!(ttl(5).unwrap(), 5);
+        assert!(timeout("t", Duration::ZERO).is_err());
+        assert!(timeout("t", Duration::MAX).is_err());
+        assert!(timeout("t", Duration::from_secs(5)).is_ok());
     }
 }

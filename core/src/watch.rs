@@ -77,18 +77,26 @@ impl Watch {
     }
 
     /// Waits for the server to confirm the watch, so that "from now" means from the moment
-    /// `Client::watch` returned.
+    /// `Client::watch` returned. A stream that breaks first is subscribed again (still before
+    /// this returns, so nothing the caller could see is missed), within `request_timeout`.
     async fn wait_created(&mut self) -> Result<()> {
         let deadline = tokio::time::Instant::now() + self.client.inner.opts.request_timeout;
+        let timed_out = || Error::new(crate::ErrorKind::Unavailable, "etcd did not confirm the watch in time");
         while self.next_revision == 0 {
-            let Some(sub) = self.sub.as_mut() else {
-                return Ok(()); // broke before creation; `next` resumes from "now"
+            let sub = match self.sub.as_mut() {
+                Some(sub) => sub,
+                None => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.backoff.next_delay()) => {}
+                        _ = tokio::time::sleep_until(deadline) => return Err(timed_out()),
+                        _ = self.client.inner.closed.cancelled() => return Err(closed_error()),
+                    }
+                    self.sub.insert(self.client.inner.hub.subscribe(self.spec.clone()))
+                }
             };
             let msg = tokio::select! {
                 m = sub.rx.recv() => m,
-                _ = tokio::time::sleep_until(deadline) => {
-                    return Err(Error::new(crate::ErrorKind::Unavailable, "etcd did not confirm the watch in time"));
-                }
+                _ = tokio::time::sleep_until(deadline) => return Err(timed_out()),
                 _ = self.client.inner.closed.cancelled() => return Err(closed_error()),
             };
             match msg {
@@ -98,6 +106,7 @@ impl Watch {
                 None => self.sub = None,
             }
         }
+        self.backoff.reset();
         Ok(())
     }
 

@@ -118,3 +118,27 @@ async fn watch_resumes_across_a_member_restart_without_gap_or_duplicate() {
     assert!(seen.windows(2).all(|p| p[0].revision() < p[1].revision()), "duplicate or out of order revisions");
     client.close().await;
 }
+
+// covers: WATCH-CREATED-001
+#[tokio::test]
+async fn a_watch_whose_stream_breaks_before_etcd_confirms_it_misses_nothing() {
+    let proxy = proxy::Proxy::start(shared().members[0].client_port);
+    let client = client_for(&[proxy.endpoint()]).await;
+    let key = prefix("created") + "k";
+    // etcd's confirmation is held back, then the connection is reset under it.
+    proxy.set(proxy::Mode::HoldReplies);
+    let watching = {
+        let (c, k) = (client.clone(), key.clone());
+        tokio::spawn(async move { c.watch(k, WatchOptions::default()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    proxy.reset();
+    proxy.set(proxy::Mode::Pass);
+    let mut w = tokio::time::timeout(Duration::from_secs(10), watching).await.unwrap().unwrap().unwrap();
+    assert!(w.next_revision() > 0, "watch() returned without a start revision");
+    // A change made right after watch() returned is delivered.
+    let mut raw = raw(&shared().endpoints()).await;
+    raw.put(key.clone(), "v", None).await.unwrap();
+    assert_eq!(next(&mut w).await.kv.value, b"v");
+    client.close().await;
+}

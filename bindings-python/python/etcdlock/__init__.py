@@ -5,7 +5,7 @@ Sync::
     import etcdlock
     with etcdlock.Client("http://127.0.0.1:2379") as client:
         with client.lock("orders", ttl=10, timeout=5.0) as lock:
-            client.put("orders/last", "42", if_held=lock)
+            client.put("state/orders/last", "42", if_held=lock)  # never under "orders/"
 
 Async: the same with ``etcdlock.AsyncClient``, ``async with`` and ``await``.
 
