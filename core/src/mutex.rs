@@ -195,6 +195,7 @@ impl Mutex {
             slot: (self.name_hash, slot),
             armed: true,
             settled: false,
+            active,
         };
         let key = &pending.key;
 
@@ -206,7 +207,7 @@ impl Mutex {
             Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
-                Box::pin(self.cleanup(&mut pending, &lease, active)).await;
+                Box::pin(self.cleanup(&mut pending, &lease)).await;
                 return Attempt::LeaseGone(e);
             }
             r => r,
@@ -216,7 +217,14 @@ impl Mutex {
                 None => Ok((token, None)),
                 Some(reason) => Err(lost(reason)),
             },
-            Ok(Enqueued::Busy) => Err(Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")),
+            Ok(Enqueued::Busy { written: false }) => {
+                // Nothing of ours is in etcd. The lease stays for the next try (the idle sweep
+                // revokes it): revoking it here would cost every failed try a grant and a revoke.
+                pending.armed = false;
+                lease.state().free_slot(pending.slot);
+                return Attempt::Done(Err(would_block()));
+            }
+            Ok(Enqueued::Busy { written: true }) => Err(would_block()),
             Ok(Enqueued::Waiting(my_rev, pos)) => {
                 let wait = Box::pin(self.wait(key, my_rev, pos, &lease));
                 let closed = self.client.inner.closed.clone();
@@ -235,10 +243,11 @@ impl Mutex {
             Ok((token, own_sub)) => {
                 pending.armed = false;
                 let key = std::mem::take(&mut pending.key);
+                let active = pending.active.take();
                 Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, pending.slot, token, lease, own_sub, active))
             }
             Err(e) => {
-                Box::pin(self.cleanup(&mut pending, &lease, active)).await;
+                Box::pin(self.cleanup(&mut pending, &lease)).await;
                 Err(e)
             }
         })
@@ -333,7 +342,7 @@ impl Mutex {
             return match queue::resolve(&self.client, prefix, first, revision, Toward::Newer).await?.0 {
                 Some(f) => Ok(match mine {
                     Some(m) if m.key == f.key => Enqueued::Held(m.create_revision),
-                    _ => Enqueued::Busy,
+                    mine => Enqueued::Busy { written: mine.is_some() },
                 }),
                 // A waiter that got in meanwhile makes it busy after all; the caller's cleanup
                 // then deletes our key.
@@ -341,7 +350,7 @@ impl Mutex {
                     busy.store(true, Ordering::Relaxed);
                     Ok(match Box::pin(self.enqueue(key, lease, false)).await? {
                         Enqueued::Held(token) => Enqueued::Held(token),
-                        _ => Enqueued::Busy,
+                        _ => Enqueued::Busy { written: true },
                     })
                 }
             };
@@ -521,8 +530,8 @@ impl Mutex {
 
     /// Removes the queue key after a failed acquire: by revoking the shared lease when nothing
     /// else uses it (which also deletes any key on it), else by deleting the key.
-    async fn cleanup(&self, pending: &mut PendingKey, lease: &Lease, active: Option<Use>) {
-        if let (Leases::Session(session), Some(active)) = (&self.leases, active) {
+    async fn cleanup(&self, pending: &mut PendingKey, lease: &Lease) {
+        if let (Leases::Session(session), Some(active)) = (&self.leases, pending.active.take()) {
             if session.failed(&self.client, lease.id(), active).await {
                 pending.armed = false;
                 return;
@@ -565,7 +574,8 @@ impl Rechecks {
 enum Enqueued {
     Held(i64),
     Waiting(i64, Position),
-    Busy,
+    /// Try-once found the lock taken; `written`: our key is in etcd (and must go).
+    Busy { written: bool },
 }
 
 /// A queue key that must not outlive a failed acquire. Dropped while armed (the acquire
@@ -579,6 +589,8 @@ struct PendingKey {
     armed: bool,
     /// Whether the enqueue's outcome is known (no enqueue request of ours is in flight).
     settled: bool,
+    /// The acquisition's use of the client's shared lease, if it is on one.
+    active: Option<Use>,
 }
 
 impl PendingKey {
@@ -602,8 +614,13 @@ impl Drop for PendingKey {
         if !self.armed || runtime::check_pid(self.client.inner.pid).is_err() {
             return;
         }
-        // Dropped with an enqueue in flight: it may land after the first delete.
+        // Dropped with an enqueue in flight: it may land after the first delete. Deleting once
+        // more later covers a put that lands within its deadline; retiring the shared lease (it
+        // is revoked once no lock uses it) covers one that lands at any time.
         let again_after = (!self.settled).then_some(self.client.inner.opts.request_timeout);
+        if let (false, Some(active)) = (self.settled, &self.active) {
+            active.retire();
+        }
         // The key's name stays reserved until the last delete: `Background` frees it when the
         // task lets go of it.
         let pending = Arc::new(Background(PendingKey {
@@ -613,6 +630,7 @@ impl Drop for PendingKey {
             slot: self.slot,
             armed: false,
             settled: true,
+            active: None,
         }));
         queue::delete_in_background(self.client.clone(), self.lease.clone(), again_after, move || {
             let pending = pending.clone();
@@ -696,6 +714,10 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
+}
+
+fn would_block() -> Error {
+    Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")
 }
 
 fn cancelled() -> Error {

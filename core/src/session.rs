@@ -13,7 +13,7 @@ use crate::clock;
 use crate::lease::{self, Lease, LeaseState};
 use crate::runtime;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -37,23 +37,64 @@ impl Sessions {
 #[derive(Debug)]
 pub(crate) struct Session {
     ttl: i64,
-    lease: tokio::sync::Mutex<Option<Arc<LeaseState>>>,
+    lease: tokio::sync::Mutex<Option<Arc<Shared>>>,
     /// Acquisitions in progress plus held locks on the lease.
     users: AtomicUsize,
     /// When `users` last dropped to zero, as nanoseconds of [`clock::now`].
     idle_since: AtomicU64,
 }
 
+/// A lease as a session shares it.
+#[derive(Debug)]
+struct Shared {
+    state: Arc<LeaseState>,
+    /// Acquisitions in progress plus held locks on this lease.
+    uses: AtomicUsize,
+    /// No longer handed out; revoked once `uses` drops to zero (see [`Use::retire`]).
+    retired: AtomicBool,
+}
+
+impl Shared {
+    fn new(state: Arc<LeaseState>) -> Arc<Shared> {
+        Arc::new(Shared { state, uses: AtomicUsize::new(0), retired: AtomicBool::new(false) })
+    }
+}
+
 /// One acquisition's or held lock's use of a session's lease.
 #[derive(Debug)]
-pub(crate) struct Use(Arc<Session>);
+pub(crate) struct Use {
+    session: Arc<Session>,
+    lease: Arc<Shared>,
+    client: Weak<Inner>,
+}
+
+impl Use {
+    /// Stops handing out this use's lease and revokes it once nothing uses it any more (this use
+    /// included). For an enqueue abandoned in flight: its put may still land after every delete,
+    /// and only revoking the lease is sure to remove such a key.
+    pub fn retire(&self) {
+        self.lease.retired.store(true, Ordering::SeqCst);
+    }
+}
 
 impl Drop for Use {
     fn drop(&mut self) {
-        if self.0.users.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.idle_since.store(clock::now().as_nanos() as u64, Ordering::Release);
+        if self.session.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.session.idle_since.store(clock::now().as_nanos() as u64, Ordering::Release);
+        }
+        // Pairs with `retire`, which sets the flag before its own use is dropped here.
+        if self.lease.uses.fetch_sub(1, Ordering::SeqCst) == 1 && self.lease.retired.load(Ordering::SeqCst) {
+            revoke_in_background(&self.client, &self.lease.state);
         }
     }
+}
+
+fn revoke_in_background(client: &Weak<Inner>, state: &Arc<LeaseState>) {
+    let Some(inner) = client.upgrade() else { return }; // gone: its leases were revoked
+    let (client, state) = (Client { inner }, state.clone());
+    runtime::spawn_cleanup(async move {
+        let _ = lease::revoke(&client, &state, None).await;
+    });
 }
 
 impl Session {
@@ -65,23 +106,25 @@ impl Session {
     pub async fn take(self: &Arc<Self>, client: &Client, deadline: Option<Instant>) -> crate::Result<(Lease, Use, bool)> {
         let mut slot = self.lease.lock().await;
         let fresh = match slot.as_ref() {
-            Some(state) if !state.check_deadline() => false,
+            Some(shared) if !shared.retired.load(Ordering::SeqCst) && !shared.state.check_deadline() => false,
             _ => {
-                let new = Box::pin(lease::grant(client, self.ttl, deadline)).await?;
-                if let Some(old) = slot.replace(new) {
+                let new = Shared::new(Box::pin(lease::grant(client, self.ttl, deadline)).await?);
+                match slot.replace(new) {
+                    // Its last use revokes it.
+                    Some(old) if old.retired.load(Ordering::SeqCst) && old.uses.load(Ordering::SeqCst) > 0 => {}
                     // Lost here, maybe not yet on the server: its keys must not wait for its TTL.
-                    let client = client.clone();
-                    runtime::spawn_cleanup(async move {
-                        let _ = lease::revoke(&client, &old, None).await;
-                    });
+                    Some(old) => revoke_in_background(&Arc::downgrade(&client.inner), &old.state),
+                    None => {}
                 }
                 true
             }
         };
         // Counted under the lock, so the idle sweep cannot revoke the lease under this use.
         self.users.fetch_add(1, Ordering::AcqRel);
-        let state = slot.as_ref().expect("set above").clone();
-        Ok((Lease::new(client, state, false), Use(self.clone()), fresh))
+        let shared = slot.as_ref().expect("set above").clone();
+        shared.uses.fetch_add(1, Ordering::SeqCst);
+        let lease = Lease::new(client, shared.state.clone(), false);
+        Ok((lease, Use { session: self.clone(), lease: shared, client: Arc::downgrade(&client.inner) }, fresh))
     }
 
     /// After a failed acquisition on lease `id`: revokes it if nothing else uses it, which
@@ -89,11 +132,11 @@ impl Session {
     pub async fn failed(&self, client: &Client, id: i64, last_use: Use) -> bool {
         let mut slot = self.lease.lock().await;
         drop(last_use);
-        if self.users.load(Ordering::Acquire) > 0 || slot.as_ref().map_or(true, |s| s.id != id) {
+        if self.users.load(Ordering::Acquire) > 0 || slot.as_ref().map_or(true, |s| s.state.id != id) {
             return false;
         }
-        let state = slot.take().expect("checked above");
-        lease::revoke(client, &state, None).await.is_ok()
+        let shared = slot.take().expect("checked above");
+        lease::revoke(client, &shared.state, None).await.is_ok()
     }
 
     /// Revokes the lease if it has not been used for `idle`.
@@ -103,8 +146,8 @@ impl Session {
         if slot.is_none() || self.users.load(Ordering::Acquire) > 0 || clock::now() < since + idle {
             return;
         }
-        if let Some(state) = slot.take() {
-            let _ = lease::revoke(client, &state, None).await;
+        if let Some(shared) = slot.take() {
+            let _ = lease::revoke(client, &shared.state, None).await;
         }
     }
 }

@@ -137,3 +137,87 @@ async fn a_waiter_finds_its_holder_past_many_keys_that_are_no_waiters() {
     c1.close().await;
     c2.close().await;
 }
+
+// covers: LOCK-HERD-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_waiters_on_one_name_are_served_in_token_order() {
+    let eps = shared().endpoints();
+    let clients = vec![client().await, client().await, client().await, client().await];
+    let name = prefix("herd") + "lock";
+    let holder = clients[0].mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+    let served = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for i in 0..200 {
+        let (m, served) = (clients[i % clients.len()].mutex(name.clone(), 10).unwrap(), served.clone());
+        tasks.push(tokio::spawn(async move {
+            let g = m.lock_with(within(60_000)).await?;
+            served.lock().unwrap().push(g.fencing_token());
+            g.release().await
+        }));
+    }
+    // Every waiter is queued before the holder lets go.
+    let all_queued = eventually(Duration::from_secs(20), || {
+        let (eps, name) = (eps.clone(), name.clone());
+        async move { keys_under(&eps, &format!("{name}/")).await.len() == 201 }
+    });
+    assert!(all_queued.await, "200 waiters queued");
+    holder.release().await.unwrap();
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t).await.expect("served in time").unwrap().unwrap();
+    }
+    let served = served.lock().unwrap().clone();
+    assert_eq!(served.len(), 200);
+    assert!(served.windows(2).all(|w| w[0] < w[1]), "served in token order: {served:?}");
+    assert!(keys_under(&eps, &format!("{name}/")).await.is_empty());
+    for c in clients {
+        c.close().await;
+    }
+}
+
+// covers: LOCK-GHOST-001
+#[tokio::test]
+async fn an_enqueue_that_lands_after_its_acquire_was_dropped_leaves_no_key() {
+    let eps = shared().endpoints();
+    let proxy = proxy::Proxy::start(shared().members[0].client_port);
+    let opts = etcdlock::ClientOptions {
+        request_timeout: Duration::from_secs(2),
+        idle_lease_timeout: Duration::from_secs(600),
+        ..Default::default()
+    };
+    let client = etcdlock::Client::connect([proxy.endpoint()], opts).await.unwrap();
+    let name = prefix("ghost") + "job";
+    // Another lock of the client's on the same TTL keeps the shared lease in use throughout.
+    let other = client.mutex(format!("{name}-other"), 10).unwrap().lock().await.unwrap();
+    let lease = other.lease_id();
+    let key = format!("{name}/{lease:x}");
+    // The acquire is dropped while its enqueue is in flight (etcd applied it; the reply is held).
+    proxy.set(proxy::Mode::HoldReplies);
+    let m = client.mutex(name.clone(), 10).unwrap();
+    assert!(tokio::time::timeout(Duration::from_millis(300), m.lock()).await.is_err());
+    proxy.set(proxy::Mode::Pass);
+    let gone = |key: String| {
+        let eps = eps.clone();
+        move || {
+            let (eps, key) = (eps.clone(), key.clone());
+            async move { keys_under(&eps, &key).await.is_empty() }
+        }
+    };
+    assert!(eventually(Duration::from_secs(10), gone(key.clone())).await, "cleaned up");
+    // A copy of that enqueue held in the network arrives late, after every delete: etcd cannot
+    // tell it from the original.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut raw = raw(&eps).await;
+    let late = etcd_client::Txn::new()
+        .when([etcd_client::Compare::create_revision(key.clone(), etcd_client::CompareOp::Equal, 0)])
+        .and_then([etcd_client::TxnOp::put(key.clone(), "", Some(PutOptions::new().with_lease(lease)))]);
+    assert!(raw.txn(late).await.unwrap().succeeded(), "the late put lands while the lease lives");
+    // The lease was retired: once its last lock is released it is revoked, and the ghost goes.
+    other.release().await.unwrap();
+    assert!(eventually(Duration::from_secs(5), gone(key.clone())).await, "the ghost key outlived its lease's last lock");
+    assert!(!lease_ids(&eps).await.contains(&lease));
+    // The client's locks go on, on a new lease.
+    let g = m.lock_with(within(2_000)).await.unwrap();
+    assert_ne!(g.lease_id(), lease);
+    g.release().await.unwrap();
+    client.close().await;
+}

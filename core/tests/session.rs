@@ -118,3 +118,27 @@ async fn dropping_the_client_without_close_revokes_its_shared_leases() {
     drop((g, m, client));
     assert!(eventually(Duration::from_secs(5), || lease_exists_not(id)).await);
 }
+
+// covers: LOCK-TRY-002
+#[tokio::test]
+async fn failed_tries_reuse_one_lease_instead_of_granting_and_revoking_each_time() {
+    // A private server, so the lease list is ours alone.
+    let etcd = Etcd::start(1);
+    let eps = etcd.endpoints();
+    let holder = client_for(&eps).await;
+    let trier = client_for(&eps).await;
+    let g = holder.mutex("job", 10).unwrap().lock().await.unwrap();
+    let m = trier.mutex("job", 10).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..5 {
+        assert_eq!(m.try_lock().await.unwrap_err().kind(), ErrorKind::WouldBlock);
+        seen.extend(lease_ids(&eps).await.into_iter().filter(|id| *id != g.lease_id()));
+    }
+    // One lease for all five tries, kept for the next; nothing written under the name.
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(keys_under(&eps, "job/").await.len(), 1);
+    trier.close().await;
+    assert_eq!(lease_ids(&eps).await, vec![g.lease_id()]);
+    g.release().await.unwrap();
+    holder.close().await;
+}
