@@ -72,6 +72,7 @@ pub struct Client {
 }
 
 pub(crate) struct Inner {
+    /// For unary calls only (on the KV channel, h2_channel.rs): streams take `Paths`.
     pub etcd: etcd_client::Client,
     pub rpc: Rpc,
     pub opts: ClientOptions,
@@ -132,44 +133,27 @@ impl Client {
         if opts.max_in_flight == 0 {
             return Err(Error::invalid("max_in_flight must be at least 1"));
         }
-        let mut copts = etcd_client::ConnectOptions::new()
-            .with_connect_timeout(opts.connect_timeout)
-            // Without it a member cut off from the leader keeps watch and keepalive streams open
-            // but silent forever.
-            .with_require_leader(true)
-            // etcd refuses client pings more often than every 5 s (GOAWAY "too many pings").
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
-            .with_keep_alive_while_idle(true);
-        if let Some((user, password)) = &opts.user {
-            copts = copts.with_user(user.clone(), password.clone());
-        }
+        let copts = crate::paths::connect_options(&opts);
         let deadline = Instant::now() + opts.connect_timeout;
-        // Connect on the shared runtime so the connection's background tasks live there and
-        // outlive whatever runtime the caller is on.
-        let connect = {
-            let (eps, copts) = (eps.clone(), copts.clone());
-            move || {
-                let (eps, copts) = (eps.clone(), copts.clone());
-                async move { Ok(etcd_client::Client::connect(eps, Some(copts)).await?) }
-            }
-        };
-        let etcd = runtime::spawn(async move { retry(Some(deadline), connect).await })
+        // Unary calls (KV, lease grant and revoke) take a leaner channel than etcd-client's own,
+        // which also picks and leaves members (design.md, "Member selection"; h2_channel.rs).
+        let unary = tokio::time::timeout_at(
+            deadline,
+            crate::h2_channel::etcd_client(&eps, opts.connect_timeout.min(opts.request_timeout), copts.clone()),
+        )
         .await
-        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
-        .map_err(connect_error)?;
-
-        // KV requests (the lock's) take a leaner channel than etcd-client's own; see h2_channel.rs.
-        let kv = crate::h2_channel::etcd_client(&eps, opts.connect_timeout, copts.clone()).await?.kv_client();
+        .map_err(|_| Error::new(ErrorKind::Unavailable, "cannot reach etcd: no member answered in time"))??;
+        let streams = if eps.len() == 1 { Some(crate::paths::single(&eps, &copts, deadline).await?) } else { None };
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(Paths::new(etcd.clone(), eps.clone(), copts.clone()), closed.clone()),
-                hub: Hub::new(Paths::new(etcd.clone(), eps, copts), closed.clone()),
-                rpc: Rpc { kv: crate::kv_pool::KvPool::new(kv), lease: etcd.lease_client() },
+                keeper: Keeper::new(Paths::new(streams.clone(), eps.clone(), copts.clone()), closed.clone()),
+                hub: Hub::new(Paths::new(streams, eps, copts), closed.clone()),
+                rpc: Rpc { kv: crate::kv_pool::KvPool::new(unary.kv_client()), lease: unary.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),
                 queue_hints: Default::default(),
-                etcd,
+                etcd: unary,
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,
                 closed,
@@ -331,10 +315,11 @@ impl Client {
             // Boxed: a tonic call's future is kilobytes, and every async layer above (retry,
             // deadline, lock, a binding's spawned task) would otherwise carry and copy it.
             let fut = Box::pin(f(&inner.rpc));
-            async move {
+            // The deadline goes along with the request (as grpc-timeout): see h2_channel.rs.
+            crate::h2_channel::DEADLINE.scope(deadline, async move {
                 let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
                 fut.await.map_err(Error::from)
-            }
+            })
         };
         if idempotent {
             return retry(Some(deadline), attempt).await;
@@ -355,7 +340,7 @@ pub(crate) fn closed_error() -> Error {
     Error::new(ErrorKind::Closed, "the client is closed")
 }
 
-fn connect_error(e: Error) -> Error {
+pub(crate) fn connect_error(e: Error) -> Error {
     match e.kind() {
         ErrorKind::Timeout | ErrorKind::Unavailable => Error::new(
             ErrorKind::Unavailable,

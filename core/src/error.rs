@@ -148,6 +148,18 @@ fn convert(e: &etcd_client::Error) -> Error {
     }
 }
 
+/// Whether an Unavailable answer says that the request was not applied and never will be.
+/// A channel that could not connect fails the call before anything is written to the wire
+/// (tonic's words, which the KV channel uses too). "no leader" is what etcd's interceptor
+/// answers a request carrying `hasleader` (every one of ours) when the member knows no leader,
+/// before the request reaches its handler, so nothing was proposed; etcd's handlers report a
+/// proposal that failed otherwise ("leader changed", "request timed out"), and those may still
+/// be applied.
+fn never_proposed(status: &tonic::Status) -> bool {
+    let m = status.message();
+    m.contains("tcp connect error") || m.contains("error trying to connect") || m == "etcdserver: no leader"
+}
+
 fn from_status(status: &tonic::Status) -> Error {
     use tonic::Code;
     let msg = format!("etcd: {}", status.message());
@@ -161,9 +173,7 @@ fn from_status(status: &tonic::Status) -> Error {
         // connection failures surface as Unavailable or Unknown from the transport.
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
             let mut e = Error::new(ErrorKind::Unavailable, msg);
-            // A balanced channel still picks a member that is down now and then; tonic then
-            // fails the call before anything is written to the wire.
-            e.unsent = status.message().contains("tcp connect error") || status.message().contains("error trying to connect");
+            e.unsent = never_proposed(status);
             e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
@@ -179,5 +189,31 @@ fn from_status(status: &tonic::Status) -> Error {
         // etcd's only NotFound is "lease not found": whatever used the lease has lost it.
         Code::NotFound => Error::new(ErrorKind::LockLost, msg),
         _ => Error::new(ErrorKind::Internal, msg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unavailable(message: &str) -> etcd_client::Error {
+        etcd_client::Error::GRpcStatus(tonic::Status::unavailable(message))
+    }
+
+    #[test]
+    fn no_leader_was_never_proposed_and_may_be_sent_again() {
+        let e = Error::from(unavailable("etcdserver: no leader"));
+        assert_eq!(e.kind(), ErrorKind::Unavailable);
+        assert!(e.is_unsent());
+        assert!(!may_have_applied(&unavailable("etcdserver: no leader")));
+    }
+
+    #[test]
+    fn failures_after_a_proposal_may_have_applied() {
+        for m in ["etcdserver: leader changed", "etcdserver: request timed out", "etcdserver: request timed out, possibly due to previous leader failure", "etcd connection failed: broken pipe"] {
+            assert!(may_have_applied(&unavailable(m)), "{m}");
+            assert!(!Error::from(unavailable(m)).is_unsent(), "{m}");
+        }
+        assert!(!may_have_applied(&unavailable("tcp connect error: refused")));
     }
 }

@@ -9,33 +9,59 @@
 //! the calling task writes into h2's connection state itself and only the connection's own
 //! I/O task remains in between.
 //!
-//! One connection at a time, to one endpoint. The next endpoint is used when connecting fails,
-//! when the connection dies or its keepalive ping goes unanswered, and, with more than one
-//! endpoint, when a member answers Unavailable (no leader, or leader changed: requests carry
-//! `hasleader`, so a member cut off from the cluster says so at once instead of hanging) or
-//! leaves a request unanswered for [`STALL`]. Watches and keepalives keep etcd-client's own
-//! streams.
+//! One connection at a time, to one endpoint; each channel starts at a random one, so that the
+//! clients of a cluster spread over its members. The next endpoint is used when connecting fails
+//! or takes longer than the attempt bound ([`attempt_limit`]), when the connection dies or its
+//! keepalive ping goes unanswered, and, with more than one endpoint, when a member answers
+//! Unavailable (no leader, or leader changed: requests carry `hasleader`, so a member cut off
+//! from the cluster says so at once instead of hanging) or leaves a request unanswered for
+//! [`STALL`]. Every request carries the caller's remaining time as `grpc-timeout`
+//! ([`DEADLINE`]). Unary calls only: watches and keepalives keep etcd-client's own streams
+//! (`paths.rs`).
+
+mod conn;
 
 use bytes::Bytes;
+use conn::{collect, RecvBody};
 use http::uri::{Authority, Scheme};
-use http_body::{Body as _, Frame};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, Weak};
-use std::task::{ready, Context, Poll};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tonic::Status;
 
 type Request = http::Request<tonic::body::Body>;
 type Response = http::Response<tonic::body::Body>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type Connection = h2::client::Connection<tokio::net::TcpStream, Bytes>;
 
-/// Pings on an established connection, and how long a ping may go unanswered before the
-/// connection counts as dead. etcd refuses pings more often than every 5 s.
-const KEEPALIVE: Duration = Duration::from_secs(10);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+tokio::task_local! {
+    /// The deadline of the request being made (set by `Client::send` around each attempt),
+    /// sent as `grpc-timeout` (the time left, which the server counts from the request's
+    /// arrival): etcd's handler context then ends with the caller's patience, and a request
+    /// still waiting at the server past it is dropped, not proposed after the caller gave up.
+    pub(crate) static DEADLINE: tokio::time::Instant;
+}
+
+/// Bounds on one connection attempt with more than one endpoint; see [`attempt_limit`].
+const ATTEMPT_MIN: Duration = Duration::from_millis(100);
+const ATTEMPT_MAX: Duration = Duration::from_secs(1);
+
+/// How long one connection attempt (TCP, HTTP/2 handshake, a ping answered) may take. With one
+/// endpoint, all of `connect_timeout`: there is nowhere else to go. With more, a third of it
+/// (the caller passes the shorter of the connect and request timeouts), at most
+/// [`ATTEMPT_MAX`]: a member that accepts connections and stays silent, or drops SYNs, then
+/// costs a request that long, and the next member is tried well within the request's deadline.
+/// A second is several round trips even to a member on another continent; [`ATTEMPT_MIN`]
+/// keeps very short timeouts from cutting off a connection that a near member makes in time.
+pub fn attempt_limit(connect_timeout: Duration, endpoints: usize) -> Duration {
+    if endpoints <= 1 {
+        return connect_timeout;
+    }
+    (connect_timeout / 3).clamp(ATTEMPT_MIN, ATTEMPT_MAX).min(connect_timeout)
+}
+
 /// How long a request may go unanswered before new requests avoid its member (with more than
 /// one endpoint). Far above any healthy answer, which takes milliseconds.
 const STALL: Duration = Duration::from_secs(1);
@@ -48,14 +74,14 @@ pub(crate) struct H2Channel {
 
 struct Shared {
     endpoints: Vec<(Authority, String)>,
-    connect_timeout: Duration,
+    /// Bound on one connection attempt ([`attempt_limit`]).
+    attempt: Duration,
     state: StdMutex<State>,
     /// One connection attempt at a time: 64 tasks finding no connection open one, not 64.
     connecting: tokio::sync::Mutex<()>,
     ids: AtomicU64,
 }
 
-#[derive(Default)]
 struct State {
     /// Index into `endpoints` of the one to use (or try) next.
     next: usize,
@@ -88,7 +114,8 @@ impl Drop for Waiting {
 }
 
 impl H2Channel {
-    /// `endpoints` are `http://host:port` URLs. Connects lazily.
+    /// `endpoints` are `http://host:port` URLs. Connects lazily, first to a random endpoint.
+    /// `connect_timeout` bounds connecting to all of them; see [`attempt_limit`].
     pub fn new(endpoints: &[String], connect_timeout: Duration) -> crate::Result<H2Channel> {
         let endpoints = endpoints
             .iter()
@@ -97,12 +124,13 @@ impl H2Channel {
                 let authority = hostport.parse().map_err(|_| crate::Error::invalid(format!("endpoint {e:?} is not a valid URL")))?;
                 Ok((authority, hostport.to_string()))
             })
-            .collect::<crate::Result<_>>()?;
+            .collect::<crate::Result<Vec<_>>>()?;
+        let first = rand::random_range(0..endpoints.len().max(1));
         Ok(H2Channel {
             shared: Arc::new(Shared {
+                attempt: attempt_limit(connect_timeout, endpoints.len()),
                 endpoints,
-                connect_timeout,
-                state: Default::default(),
+                state: StdMutex::new(State { next: first, conn: None }),
                 connecting: Default::default(),
                 ids: AtomicU64::new(0),
             }),
@@ -110,8 +138,9 @@ impl H2Channel {
     }
 }
 
-/// An etcd-client client whose requests take an [`H2Channel`]. With a user and password set
-/// in `opts`, this authenticates (through the channel).
+/// An etcd-client client whose requests take an [`H2Channel`]: unary calls only (KV, lease
+/// grant, revoke, time-to-live; a watch or keepalive stream fails with Unimplemented). With a
+/// user and password set in `opts`, this authenticates (through the channel).
 pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {
     let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(H2Channel::new(endpoints, connect_timeout)?));
     Ok(etcd_client::Client::from_channel(channel, Some(opts)).await?)
@@ -135,9 +164,13 @@ impl tower::Service<Request> for H2Channel {
 impl Shared {
     async fn send(self: &Arc<Self>, req: Request) -> Result<Response, Status> {
         let (mut head, body) = req.into_parts();
+        let path = head.uri.path_and_query().cloned().ok_or_else(|| Status::internal("request without a path"))?;
+        if matches!(path.path(), "/etcdserverpb.Watch/Watch" | "/etcdserverpb.Lease/LeaseKeepAlive") {
+            // Its body would never end: streams need a connection that sends as they go.
+            return Err(Status::unimplemented("the KV channel carries unary calls only; streams take paths.rs"));
+        }
         // A unary request's body is one encoded message, ready at once.
         let body = collect(body).await?;
-        let path = head.uri.path_and_query().cloned().ok_or_else(|| Status::internal("request without a path"))?;
         // A connection found closed (etcd said GOAWAY, or it died idle) has sent nothing yet:
         // one more try on a fresh one before the caller hears of it.
         let mut tries = 2;
@@ -161,6 +194,10 @@ impl Shared {
             .path_and_query(path)
             .build()
             .map_err(|e| Status::internal(e.to_string()))?;
+        // Measured now, after any wait for a connection.
+        if let Some(t) = conn::grpc_timeout() {
+            head.headers.insert("grpc-timeout", t);
+        }
         let _waiting = Waiting::new(&conn.waiting);
         let (mut response, mut stream) = send.send_request(http::Request::from_parts(head, ()), false).map_err(|e| self.failed(&conn, e))?;
         stream.send_data(body, true).map_err(|e| self.failed(&conn, e))?;
@@ -198,7 +235,7 @@ impl Shared {
         let mut last = None;
         for _ in 0..self.endpoints.len() {
             let endpoint = self.lock().next % self.endpoints.len();
-            match self.connect(endpoint).await {
+            match conn::connect(self, endpoint, self.attempt).await {
                 Ok(c) => {
                     self.lock().conn = Some(c.clone());
                     return Ok(c);
@@ -210,26 +247,6 @@ impl Shared {
             }
         }
         Err(Status::unavailable(format!("tcp connect error: {}", last.unwrap_or_default())))
-    }
-
-    async fn connect(self: &Arc<Self>, endpoint: usize) -> Result<Conn, String> {
-        let addr = self.endpoints[endpoint].1.clone();
-        let limit = self.connect_timeout;
-        let id = self.ids.fetch_add(1, Ordering::Relaxed);
-        let home = Arc::downgrade(self);
-        // On the shared runtime: a socket belongs to the reactor of the runtime that opened it,
-        // and the caller's runtime may be gone long before the connection is.
-        let opened = crate::runtime::spawn(async move {
-            let (send, connection) = match tokio::time::timeout(limit, open(&addr)).await {
-                Ok(r) => r.map_err(|e| format!("{addr}: {e}"))?,
-                Err(_) => return Err(format!("{addr}: timed out")),
-            };
-            let waiting = Arc::new(AtomicUsize::new(0));
-            tokio::spawn(drive(connection, waiting.clone(), home, id));
-            Ok((send, waiting))
-        });
-        let (send, waiting) = opened.await.map_err(|e| e.to_string())??;
-        Ok(Conn { send, endpoint, id, waiting })
     }
 
     fn failed(&self, conn: &Conn, e: h2::Error) -> Status {
@@ -254,96 +271,5 @@ impl Shared {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-async fn open(addr: &str) -> Result<(h2::client::SendRequest<Bytes>, Connection), String> {
-    let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    let _ = tcp.set_nodelay(true);
-    h2::client::Builder::new()
-        // h2's 64 KiB defaults would take a round trip per 64 KiB of a large range.
-        .initial_window_size(1 << 20)
-        .initial_connection_window_size(4 << 20)
-        .handshake(tcp)
-        .await
-        .map_err(|e| e.to_string())
-}
-
-/// A connection's I/O task. It ends when the connection does (also when the channel is gone
-/// and no request is left on it: h2 closes a connection without handles), or when a ping
-/// goes unanswered; then the channel stops using the connection.
-async fn drive(mut connection: Connection, waiting: Arc<AtomicUsize>, home: Weak<Shared>, id: u64) {
-    let keepalive = keepalive(connection.ping_pong(), waiting);
-    tokio::select! {
-        _ = connection => {}
-        _ = keepalive => {}
-    }
-    if let Some(home) = home.upgrade() {
-        home.forget_id(id);
-    }
-}
-
-/// Returns when a ping goes unanswered (never, without pings). Pings only while a request
-/// waits for its answer, which is when a dead connection costs something: etcd counts pings on
-/// a connection without requests as abuse and closes it after the third (gRPC's keepalive
-/// enforcement without `PermitWithoutStream`), and the next request would then fail with it.
-async fn keepalive(pings: Option<h2::PingPong>, waiting: Arc<AtomicUsize>) {
-    let Some(mut pings) = pings else { return std::future::pending().await };
-    loop {
-        tokio::time::sleep(KEEPALIVE).await;
-        if waiting.load(Ordering::Relaxed) == 0 {
-            continue;
-        }
-        match tokio::time::timeout(KEEPALIVE_TIMEOUT, pings.ping(h2::Ping::opaque())).await {
-            Ok(Ok(_)) => {}
-            _ => return,
-        }
-    }
-}
-
-async fn collect(mut body: tonic::body::Body) -> Result<Bytes, Status> {
-    let mut out = Vec::new();
-    let mut first = None;
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-        if let Ok(data) = frame?.into_data() {
-            // The usual case, one frame: no copy.
-            if first.is_none() && out.is_empty() {
-                first = Some(data);
-                continue;
-            }
-            out.extend_from_slice(&first.take().unwrap_or_default());
-            out.extend_from_slice(&data);
-        }
-    }
-    Ok(first.unwrap_or_else(|| out.into()))
-}
-
-/// A response body: h2's data frames, then its trailers (where gRPC puts the status).
-struct RecvBody {
-    recv: h2::RecvStream,
-    data_done: bool,
-}
-
-impl http_body::Body for RecvBody {
-    type Data = Bytes;
-    type Error = h2::Error;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, h2::Error>>> {
-        let this = self.get_mut();
-        if !this.data_done {
-            match ready!(this.recv.poll_data(cx)) {
-                Some(Ok(data)) => {
-                    let _ = this.recv.flow_control().release_capacity(data.len());
-                    return Poll::Ready(Some(Ok(Frame::data(data))));
-                }
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
-                None => this.data_done = true,
-            }
-        }
-        Poll::Ready(ready!(this.recv.poll_trailers(cx)).transpose().map(|t| t.map(Frame::trailers)))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.recv.is_end_stream()
     }
 }

@@ -4,11 +4,18 @@
 //! the oldest unanswered send of that lease (responses carry no request ID), which moves the
 //! lease's local deadline to `send time + TTL - margin`. A lease whose deadline passes, or
 //! that the server reports gone (TTL <= 0), is marked lost. When the stream breaks or goes
-//! silent it is reopened on the next member and every lease is renewed at once.
+//! silent it is reopened on the next member and every lease is renewed within a TTL/3 window,
+//! soonest deadline first (`schedule.rs`).
+//!
+//! Keepalives wait for room in the stream (etcd-client's sender holds 100) rather than count a
+//! full one as broken: with many leases due at once, a full sender is the normal case, and
+//! reopening the stream over it made every lease due at once again, so most were never sent.
 //!
 //! The stream talks to one member at a time ([`Paths`]), and moves to the next one as soon as
 //! the current one stays silent for a fraction of the TTL, so that a short lease survives a
 //! member whose network silently drops everything.
+
+mod schedule;
 
 use crate::backoff::Backoff;
 use crate::clock;
@@ -16,7 +23,8 @@ use crate::lease::{revoke_detached, LeaseState};
 use crate::lost::LostReason;
 use crate::paths::Paths;
 use crate::runtime;
-use std::collections::{HashMap, VecDeque};
+use schedule::{Entry, Pending};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -29,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 /// before the deadline), within these bounds.
 const STALL_MIN: Duration = Duration::from_millis(500);
 const STALL_MAX: Duration = Duration::from_secs(3);
+/// Responses handled in one go before the loop looks at its timers again.
+const BATCH: usize = 256;
 
 pub(crate) struct Keeper {
     tx: mpsc::UnboundedSender<Cmd>,
@@ -41,14 +51,7 @@ enum Cmd {
     Remove(i64),
 }
 
-struct Entry {
-    state: Arc<LeaseState>,
-    next_send: Instant,
-    /// Send times of unanswered keepalives, oldest first.
-    sent: VecDeque<(Duration, Instant)>,
-}
-
-type Stream = (etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream);
+pub(super) type Stream = (etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream);
 
 impl Keeper {
     pub fn new(paths: Paths, closed: CancellationToken) -> Self {
@@ -96,29 +99,18 @@ impl Keeper {
     }
 }
 
-/// Builds a keepalive request for `id` without naming its (private) protobuf type: the
-/// request is `{ int64 ID = 1; }`, and the sender's element type is inferred.
-fn request<M: prost::Message + Default>(id: i64) -> M {
-    let mut buf = Vec::with_capacity(11);
-    prost::encoding::int64::encode(1, &id, &mut buf);
-    M::decode(buf.as_slice()).expect("a one-field message always decodes")
-}
-
-/// Queues a keepalive; false when the stream is gone or so backed up that it is as good as
-/// stalled (never blocks the keeper).
-fn send(stream: &Stream, id: i64) -> bool {
-    stream.0.sender.try_send(request(id)).is_ok()
-}
-
 fn stall_limit(leases: &HashMap<i64, Entry>) -> Duration {
     leases.values().map(|e| e.state.ttl / 6).min().unwrap_or(STALL_MAX).clamp(STALL_MIN, STALL_MAX)
 }
 
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut leases: HashMap<i64, Entry> = HashMap::new();
+    let mut pending = Pending::default();
     let mut stream: Option<Stream> = None;
     let mut backoff = Backoff::default();
     let mut retry_at = Instant::now();
+    // When to look at every lease again (due sends, silence, local deadlines).
+    let mut wake = Instant::now();
     loop {
         if stream.is_none() && !leases.is_empty() && Instant::now() >= retry_at {
             // Opening can take a while; a lease whose deadline comes first must still be
@@ -131,85 +123,84 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                     Some(s) => {
                         backoff.reset();
                         stream = Some(s);
-                        // Renew everything at once: the outage ate into every deadline.
-                        let now = Instant::now();
-                        for e in leases.values_mut() {
-                            e.next_send = now;
-                        }
+                        // The outage ate into every deadline: renew all within a TTL/3 window.
+                        let stall = stall_limit(&leases);
+                        schedule::spread(&mut leases, Instant::now(), stall);
                     }
                     None => retry_at = Instant::now() + backoff.next_delay(),
                 },
                 _ = closed.cancelled() => return,
             }
+            wake = Instant::now();
         }
 
-        // Send what is due, drop what is lost, and find the next moment something is due.
-        let now = Instant::now();
-        let mut wake = now + Duration::from_secs(3600);
-        let mut broken = false;
-        let mut dead = Vec::new();
         let stall = stall_limit(&leases);
-        for (id, e) in leases.iter_mut() {
-            if e.state.check_deadline() {
-                dead.push(*id);
-                continue;
-            }
-            if let Some(s) = &stream {
-                if now >= e.next_send {
-                    e.sent.push_back((clock::now(), now));
-                    e.next_send = now + e.state.ttl / 3;
-                    if !send(s, *id) {
-                        broken = true;
-                    }
-                }
-                if let Some((_, at)) = e.sent.front() {
-                    if now.duration_since(*at) > stall {
-                        broken = true;
-                    }
-                    wake = wake.min(*at + stall + Duration::from_millis(1));
-                }
-                wake = wake.min(e.next_send);
-            }
-            let left = e.state.deadline().saturating_sub(clock::now());
-            wake = wake.min(now + left + Duration::from_millis(1));
+        let mut broken = false;
+        if Instant::now() >= wake {
+            let scan = schedule::scan(&mut leases, &mut pending, stream.is_some(), stall);
+            wake = scan.wake;
+            broken = scan.silent;
         }
-        for id in dead {
-            leases.remove(&id);
+        if let Some(s) = stream.as_ref().filter(|_| !broken) {
+            broken = !pending.feed(&s.0.sender, &mut leases, stall, &mut wake);
         }
         if broken {
-            drop_stream(&mut stream, &mut paths, &mut leases, &mut retry_at, &mut backoff);
+            drop_stream(&mut stream, &mut paths, &mut leases, &mut pending, &mut retry_at, &mut backoff);
+            wake = Instant::now();
             continue;
         }
         if stream.is_none() && !leases.is_empty() {
             wake = wake.min(retry_at);
         }
+        // Keepalives that are due and found the stream full wait for room in it.
+        let room = stream.as_ref().filter(|_| !pending.is_empty()).map(|s| s.0.sender.clone());
 
         tokio::select! {
             _ = closed.cancelled() => return,
             cmd = rx.recv() => match cmd {
                 Some(Cmd::Add(state)) => {
                     // The grant itself counts as the first renewal.
-                    let next_send = Instant::now() + state.ttl / 3;
-                    leases.insert(state.id, Entry { state, next_send, sent: VecDeque::new() });
+                    let e = Entry::new(state);
+                    wake = wake.min(e.next_send);
+                    leases.insert(e.state.id, e);
                 }
                 Some(Cmd::Remove(id)) => { leases.remove(&id); }
                 None => return,
             },
-            msg = next_message(&mut stream) => match msg {
-                Some(resp) => {
-                    if let Some(e) = leases.get_mut(&resp.id()) {
-                        let sent = e.sent.pop_front();
-                        if resp.ttl() <= 0 {
-                            e.state.lost.set(LostReason::Expired);
-                            leases.remove(&resp.id());
-                        } else if let Some((sent_at, _)) = sent {
-                            e.state.acknowledged(sent_at);
+            msg = next_message(&mut stream) => {
+                let mut msg = msg;
+                for _ in 0..BATCH {
+                    match msg {
+                        Some(resp) => answered(&mut leases, resp),
+                        None => {
+                            drop_stream(&mut stream, &mut paths, &mut leases, &mut pending, &mut retry_at, &mut backoff);
+                            wake = Instant::now();
+                            break;
                         }
                     }
+                    // Whatever else has arrived already, without waiting.
+                    msg = tokio::select! {
+                        biased;
+                        m = next_message(&mut stream) => m,
+                        _ = std::future::ready(()) => break,
+                    };
                 }
-                None => drop_stream(&mut stream, &mut paths, &mut leases, &mut retry_at, &mut backoff),
             },
+            _ = async { room.as_ref().expect("checked").reserve().await.map(drop) }, if room.is_some() => {}
             _ = tokio::time::sleep_until(wake) => {}
+        }
+    }
+}
+
+/// Credits a response to its lease's oldest unanswered keepalive.
+fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveResponse) {
+    if let Some(e) = leases.get_mut(&resp.id()) {
+        let sent = e.sent.pop_front();
+        if resp.ttl() <= 0 {
+            e.state.lost.set(LostReason::Expired);
+            leases.remove(&resp.id());
+        } else if let Some((sent_at, _)) = sent {
+            e.state.acknowledged(sent_at);
         }
     }
 }
@@ -222,9 +213,17 @@ async fn next_message(stream: &mut Option<Stream>) -> Option<etcd_client::LeaseK
 }
 
 /// The stream broke or went silent: the next one goes to the next member.
-fn drop_stream(stream: &mut Option<Stream>, paths: &mut Paths, leases: &mut HashMap<i64, Entry>, retry_at: &mut Instant, backoff: &mut Backoff) {
+fn drop_stream(
+    stream: &mut Option<Stream>,
+    paths: &mut Paths,
+    leases: &mut HashMap<i64, Entry>,
+    pending: &mut Pending,
+    retry_at: &mut Instant,
+    backoff: &mut Backoff,
+) {
     *stream = None;
     paths.next();
+    pending.clear(leases);
     for e in leases.values_mut() {
         e.sent.clear();
     }

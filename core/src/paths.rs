@@ -6,12 +6,15 @@
 //! 15 s), and a lease or a waiting lock would pay for it. The stream's owner notices the silence
 //! (an unanswered keepalive, an unanswered progress request) and moves on with [`Paths::next`].
 
+use crate::backoff::retry;
+use crate::error::{Error, ErrorKind, Result};
 use std::time::Duration;
+use tokio::time::Instant;
 
-/// The member the stream talks to, on a connection of its own (the client's own connection
-/// when there is only one endpoint).
+/// The member the stream talks to, on a connection of its own (with only one endpoint, one
+/// connection the client's streams share: [`single`]).
 pub(crate) struct Paths {
-    shared: etcd_client::Client,
+    shared: Option<etcd_client::Client>,
     endpoints: Vec<String>,
     opts: etcd_client::ConnectOptions,
     current: usize,
@@ -19,7 +22,8 @@ pub(crate) struct Paths {
 }
 
 impl Paths {
-    pub fn new(shared: etcd_client::Client, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
+    /// `shared`: the connection to use when there is only one endpoint.
+    pub fn new(shared: Option<etcd_client::Client>, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
         // A random first member spreads the streams of many clients.
         let current = rand::random_range(0..endpoints.len().max(1));
         Paths { shared, endpoints, opts, current, conn: None }
@@ -27,8 +31,8 @@ impl Paths {
 
     /// A connection to the current member, made within `limit`.
     pub async fn client(&mut self, limit: Duration) -> Option<etcd_client::Client> {
-        if self.endpoints.len() <= 1 {
-            return Some(self.shared.clone());
+        if self.endpoints.len() <= 1 && self.shared.is_some() {
+            return self.shared.clone();
         }
         if self.conn.is_none() {
             let ep = [self.endpoints[self.current].clone()];
@@ -46,5 +50,37 @@ impl Paths {
     /// How many members there are to try.
     pub fn len(&self) -> usize {
         self.endpoints.len().max(1)
+    }
+}
+
+/// etcd-client's own client to a single endpoint, which that endpoint's streams share. Made on
+/// the shared runtime, so that its connection's tasks live there and outlive the caller's.
+pub(crate) async fn single(eps: &[String], copts: &etcd_client::ConnectOptions, deadline: Instant) -> Result<etcd_client::Client> {
+    let connect = {
+        let (eps, copts) = (eps.to_vec(), copts.clone());
+        move || {
+            let (eps, copts) = (eps.clone(), copts.clone());
+            async move { Ok(etcd_client::Client::connect(eps, Some(copts)).await?) }
+        }
+    };
+    crate::runtime::spawn(async move { retry(Some(deadline), connect).await })
+        .await
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+        .map_err(crate::client::connect_error)
+}
+
+/// The options of every etcd-client connection of a client.
+pub(crate) fn connect_options(opts: &crate::ClientOptions) -> etcd_client::ConnectOptions {
+    let copts = etcd_client::ConnectOptions::new()
+        .with_connect_timeout(opts.connect_timeout)
+        // Without it a member cut off from the leader keeps watch and keepalive streams open
+        // but silent forever.
+        .with_require_leader(true)
+        // etcd refuses client pings more often than every 5 s (GOAWAY "too many pings").
+        .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
+        .with_keep_alive_while_idle(true);
+    match &opts.user {
+        Some((user, password)) => copts.with_user(user.clone(), password.clone()),
+        None => copts,
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub mod proxy;
+pub mod silent;
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap().to_path_buf()
@@ -232,6 +233,33 @@ impl Drop for Etcd {
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+impl Etcd {
+    /// Member `i`'s Prometheus metrics, as text.
+    pub fn metrics(&self, i: usize) -> String {
+        http_get(self.members[i].client_port, "/metrics").unwrap_or_default()
+    }
+}
+
+/// The sum of the samples of `name` whose labels contain every one of `labels` (each written
+/// as in the exposition format, e.g. `grpc_method="Txn"`), in Prometheus text `metrics`.
+pub fn metric_sum(metrics: &str, name: &str, labels: &[&str]) -> f64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+        .filter(|l| labels.iter().all(|want| l.contains(want)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1)).ok()?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes()).ok()?;
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    Some(body)
 }
 
 fn health(port: u16) -> bool {

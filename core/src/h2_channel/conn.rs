@@ -1,0 +1,207 @@
+//! One connection of the channel: opening it (proved live by an answered ping), its I/O task
+//! and keepalive pings, and the pieces of a request and its answer.
+
+use super::{Conn, Shared, DEADLINE};
+use bytes::Bytes;
+use http_body::{Body as _, Frame};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tonic::Status;
+
+type Connection = h2::client::Connection<tokio::net::TcpStream, Bytes>;
+
+/// Pings on an established connection, and how long a ping may go unanswered before the
+/// connection counts as dead. etcd refuses pings more often than every 5 s.
+const KEEPALIVE: Duration = Duration::from_secs(10);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens a connection to `endpoint` within `limit`: TCP, the HTTP/2 handshake, and a ping
+/// answered. h2's handshake only writes our preface and does not wait for the server's, so a
+/// member that accepts connections and never answers (a stopped or stuck process whose kernel
+/// still accepts) would look connected, and every request sent to it would wait out its whole
+/// deadline; the ping's answer shows the member is serving. etcd allows one ping on a
+/// connection without requests (it counts only the ones that follow too soon).
+pub(super) async fn connect(home: &Arc<Shared>, endpoint: usize, limit: Duration) -> Result<Conn, String> {
+    let addr = home.endpoints[endpoint].1.clone();
+    let id = home.ids.fetch_add(1, Ordering::Relaxed);
+    let weak = Arc::downgrade(home);
+    // On the shared runtime: a socket belongs to the reactor of the runtime that opened it,
+    // and the caller's runtime may be gone long before the connection is.
+    let opened = crate::runtime::spawn(async move {
+        let deadline = Instant::now() + limit;
+        let (send, mut connection) = match tokio::time::timeout_at(deadline, open(&addr)).await {
+            Ok(r) => r.map_err(|e| format!("{addr}: {e}"))?,
+            Err(_) => return Err(format!("{addr}: no connection within {limit:?}")),
+        };
+        let pings = connection.ping_pong();
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let (live, is_live) = oneshot::channel();
+        tokio::spawn(drive(connection, pings, deadline, live, waiting.clone(), weak, id));
+        match is_live.await {
+            Ok(()) => Ok((send, waiting)),
+            Err(_) => Err(format!("{addr}: connected, but no answer to a ping within {limit:?}")),
+        }
+    });
+    let (send, waiting) = opened.await.map_err(|e| e.to_string())??;
+    Ok(Conn { send, endpoint, id, waiting })
+}
+
+async fn open(addr: &str) -> Result<(h2::client::SendRequest<Bytes>, Connection), String> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    h2::client::Builder::new()
+        // h2's 64 KiB defaults would take a round trip per 64 KiB of a large range.
+        .initial_window_size(1 << 20)
+        .initial_connection_window_size(4 << 20)
+        .handshake(tcp)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// A connection's I/O task. It first waits for the answer to one ping until `verify_by` and
+/// reports it on `live` (without one the connection is dropped). It ends when the connection
+/// does (also when the channel is gone and no request is left on it: h2 closes a connection
+/// without handles), or when a ping goes unanswered; then the channel stops using the
+/// connection.
+async fn drive(
+    connection: Connection,
+    pings: Option<h2::PingPong>,
+    verify_by: Instant,
+    live: oneshot::Sender<()>,
+    waiting: Arc<AtomicUsize>,
+    home: Weak<Shared>,
+    id: u64,
+) {
+    let checked = async move {
+        let mut pings = pings;
+        if let Some(p) = pings.as_mut() {
+            match tokio::time::timeout_at(verify_by, p.ping(h2::Ping::opaque())).await {
+                Ok(Ok(_)) => {}
+                _ => return,
+            }
+        }
+        if live.send(()).is_err() {
+            return;
+        }
+        keepalive(pings, waiting).await
+    };
+    tokio::select! {
+        _ = connection => {}
+        _ = checked => {}
+    }
+    if let Some(home) = home.upgrade() {
+        home.forget_id(id);
+    }
+}
+
+/// Returns when a ping goes unanswered (never, without pings). Pings only while a request
+/// waits for its answer, which is when a dead connection costs something: etcd counts pings on
+/// a connection without requests as abuse and closes it after the third (gRPC's keepalive
+/// enforcement without `PermitWithoutStream`), and the next request would then fail with it.
+async fn keepalive(pings: Option<h2::PingPong>, waiting: Arc<AtomicUsize>) {
+    let Some(mut pings) = pings else { return std::future::pending().await };
+    loop {
+        tokio::time::sleep(KEEPALIVE).await;
+        if waiting.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
+        match tokio::time::timeout(KEEPALIVE_TIMEOUT, pings.ping(h2::Ping::opaque())).await {
+            Ok(Ok(_)) => {}
+            _ => return,
+        }
+    }
+}
+
+/// The time left before the current request's [`DEADLINE`], as a `grpc-timeout` value (none
+/// outside a request made through `Client::send`).
+pub(super) fn grpc_timeout() -> Option<http::HeaderValue> {
+    let deadline = DEADLINE.try_with(|d| *d).ok()?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    Some(http::HeaderValue::from_str(&encode_timeout(left)).expect("digits and a unit"))
+}
+
+/// gRPC's timeout format: at most 8 digits and a unit. Milliseconds, rounded up (zero would
+/// tell the server the caller already gave up), in seconds beyond 8 digits of them.
+fn encode_timeout(left: Duration) -> String {
+    let ms = left.as_nanos().div_ceil(1_000_000).max(1);
+    if ms <= 99_999_999 {
+        format!("{ms}m")
+    } else {
+        format!("{}S", left.as_secs().min(99_999_999))
+    }
+}
+
+pub(super) async fn collect(mut body: tonic::body::Body) -> Result<Bytes, Status> {
+    let mut out = Vec::new();
+    let mut first = None;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        if let Ok(data) = frame?.into_data() {
+            // The usual case, one frame: no copy.
+            if first.is_none() && out.is_empty() {
+                first = Some(data);
+                continue;
+            }
+            out.extend_from_slice(&first.take().unwrap_or_default());
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(first.unwrap_or_else(|| out.into()))
+}
+
+/// A response body: h2's data frames, then its trailers (where gRPC puts the status).
+pub(super) struct RecvBody {
+    pub recv: h2::RecvStream,
+    pub data_done: bool,
+}
+
+impl http_body::Body for RecvBody {
+    type Data = Bytes;
+    type Error = h2::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, h2::Error>>> {
+        let this = self.get_mut();
+        if !this.data_done {
+            match ready!(this.recv.poll_data(cx)) {
+                Some(Ok(data)) => {
+                    let _ = this.recv.flow_control().release_capacity(data.len());
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => this.data_done = true,
+            }
+        }
+        Poll::Ready(ready!(this.recv.poll_trailers(cx)).transpose().map(|t| t.map(Frame::trailers)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.recv.is_end_stream()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_whole_milliseconds_rounded_up_then_seconds() {
+        assert_eq!(encode_timeout(Duration::ZERO), "1m");
+        assert_eq!(encode_timeout(Duration::from_micros(1500)), "2m");
+        assert_eq!(encode_timeout(Duration::from_secs(5)), "5000m");
+        assert_eq!(encode_timeout(Duration::from_secs(100_000)), "100000S");
+        assert_eq!(encode_timeout(Duration::from_secs(u64::MAX)), "99999999S");
+    }
+
+    #[tokio::test]
+    async fn a_request_carries_the_time_left_to_its_deadline_and_none_without_one() {
+        assert!(grpc_timeout().is_none());
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let sent = DEADLINE.scope(deadline, async { grpc_timeout() }).await.expect("a timeout");
+        let ms: u64 = sent.to_str().unwrap().strip_suffix('m').unwrap().parse().unwrap();
+        assert!((2900..=3000).contains(&ms), "{ms}");
+    }
+}
