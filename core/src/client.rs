@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// How to connect. `Default` gives 5 s timeouts and 256 requests in flight.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientOptions {
     /// Bound on establishing the first connection (and on the connect probe).
     pub connect_timeout: Duration,
@@ -34,6 +34,33 @@ pub struct ClientOptions {
     /// The lease the client's locks of one TTL share is revoked after this long without any
     /// acquisition or held lock (see [`Client::mutex`]).
     pub idle_lease_timeout: Duration,
+    /// TLS settings for `https://` endpoints (`None` with `https://` trusts the system's roots).
+    /// Giving them with `http://` endpoints is an error: the endpoints say which it is.
+    pub tls: Option<crate::TlsOptions>,
+}
+
+/// Never prints the password.
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("user", &self.user.as_ref().map(|(user, _)| (user, "<password>")))
+            .field("max_in_flight", &self.max_in_flight)
+            .field("idle_lease_timeout", &self.idle_lease_timeout)
+            .field("tls", &self.tls)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn debug_output_shows_no_password() {
+        let opts = super::ClientOptions { user: Some(("app".into(), "s3cret".into())), ..Default::default() };
+        let shown = format!("{opts:?}");
+        assert!(shown.contains("app") && !shown.contains("s3cret"), "{shown}");
+    }
 }
 
 impl Default for ClientOptions {
@@ -44,6 +71,7 @@ impl Default for ClientOptions {
             user: None,
             max_in_flight: 256,
             idle_lease_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -87,6 +115,10 @@ pub(crate) struct Inner {
     pub monitors: Arc<crate::monitor::Deferred>,
     pub sessions: Sessions,
     pub queue_hints: crate::mutex::QueueHints,
+    /// The auth token's generation: bumped by each refresh, so that many requests finding the
+    /// same token stale refresh it once.
+    token: std::sync::atomic::AtomicU64,
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Inner {
@@ -102,6 +134,16 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// Authenticates again, unless another request did since the token of `generation`.
+    async fn refresh_token(&self, generation: u64) -> Result<()> {
+        let _one = self.refreshing.lock().await;
+        if self.token.load(Ordering::Acquire) == generation {
+            self.etcd.refresh_token().await?;
+            self.token.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
     /// Marks the client closed and cancels its token; false if it already was.
     pub(crate) fn mark_closed(&self) -> bool {
         if self.is_closed.swap(true, Ordering::AcqRel) {
@@ -133,26 +175,37 @@ impl Client {
         if opts.max_in_flight == 0 {
             return Err(Error::invalid("max_in_flight must be at least 1"));
         }
+        let tls = match validate::uses_tls(&eps, opts.tls.is_some())? {
+            false => None,
+            true => Some(crate::tls::Tls::new(opts.tls.as_ref().unwrap_or(&Default::default()))?),
+        };
         let copts = crate::paths::connect_options(&opts);
+        // The streams' connections (etcd-client's own channel) take the same TLS settings.
+        let stream_opts = match &tls {
+            Some(t) => copts.clone().with_tls(t.for_tonic(opts.connect_timeout)),
+            None => copts.clone(),
+        };
         let deadline = Instant::now() + opts.connect_timeout;
         // Unary calls (KV, lease grant and revoke) take a leaner channel than etcd-client's own,
         // which also picks and leaves members (design.md, "Member selection"; h2_channel.rs).
         let unary = tokio::time::timeout_at(
             deadline,
-            crate::h2_channel::etcd_client(&eps, opts.connect_timeout.min(opts.request_timeout), copts.clone()),
+            crate::h2_channel::client_over(&eps, opts.connect_timeout.min(opts.request_timeout), copts, tls),
         )
         .await
         .map_err(|_| Error::new(ErrorKind::Unavailable, "cannot reach etcd: no member answered in time"))??;
-        let streams = if eps.len() == 1 { Some(crate::paths::single(&eps, &copts, deadline).await?) } else { None };
+        let streams = if eps.len() == 1 { Some(crate::paths::single(&eps, &stream_opts, deadline).await?) } else { None };
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(Paths::new(streams.clone(), eps.clone(), copts.clone()), closed.clone()),
-                hub: Hub::new(Paths::new(streams, eps, copts), closed.clone()),
+                keeper: Keeper::new(Paths::new(streams.clone(), eps.clone(), stream_opts.clone()), closed.clone()),
+                hub: Hub::new(Paths::new(streams, eps, stream_opts), closed.clone()),
                 rpc: Rpc { kv: crate::kv_pool::KvPool::new(unary.kv_client()), lease: unary.lease_client() },
                 monitors: crate::monitor::Deferred::new(closed.clone()),
                 sessions: Sessions::default(),
                 queue_hints: Default::default(),
+                token: Default::default(),
+                refreshing: Default::default(),
                 etcd: unary,
                 permits: Semaphore::new(opts.max_in_flight),
                 opts,
@@ -163,12 +216,20 @@ impl Client {
         };
         runtime::register_client(Arc::downgrade(&client.inner));
         session::start_sweep(Arc::downgrade(&client.inner), client.inner.opts.idle_lease_timeout, client.inner.closed.clone());
-        // The connection is lazy: make one cheap linearizable read so that an unreachable or
-        // leaderless cluster fails here, within connect_timeout, not on first use.
+        // The connection is lazy: make one cheap linearizable request so that an unreachable or
+        // leaderless cluster fails here, within connect_timeout, not on first use. It must need
+        // no permission: a user may be granted one prefix only, and reading itself is what
+        // etcd allows every user.
+        let (etcd, user) = (client.inner.etcd.clone(), client.inner.opts.user.as_ref().map(|(u, _)| u.clone()));
         client
-            .call(Some(deadline), true, |rpc| {
-                let mut kv = rpc.kv.get();
-                async move { kv.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await }
+            .call(Some(deadline), true, move |rpc| {
+                let (mut kv, mut auth, user) = (rpc.kv.get(), etcd.auth_client(), user.clone());
+                async move {
+                    match user {
+                        Some(user) => auth.user_get(user).await.map(drop),
+                        None => kv.get(vec![0u8], Some(etcd_client::GetOptions::new().with_count_only())).await.map(drop),
+                    }
+                }
             })
             .await
             .map_err(connect_error)?;
@@ -311,14 +372,24 @@ impl Client {
     {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.inner.opts.request_timeout);
         let inner = &self.inner;
+        let refreshed = AtomicBool::new(false);
+        let refreshed = &refreshed;
         let mut attempt = || {
             // Boxed: a tonic call's future is kilobytes, and every async layer above (retry,
             // deadline, lock, a binding's spawned task) would otherwise carry and copy it.
             let fut = Box::pin(f(&inner.rpc));
             // The deadline goes along with the request (as grpc-timeout): see h2_channel.rs.
             crate::h2_channel::DEADLINE.scope(deadline, async move {
+                let generation = inner.token.load(Ordering::Acquire);
                 let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
-                fut.await.map_err(Error::from)
+                match fut.await.map_err(Error::from) {
+                    // etcd rejected the token before doing anything: authenticate again, once
+                    // per call, and send the request again (also one that is not idempotent).
+                    Err(e) if e.is_stale_token() && !refreshed.swap(true, Ordering::AcqRel) => {
+                        Err(inner.refresh_token(generation).await.map_or_else(|e| e, |()| e.resend()))
+                    }
+                    r => r,
+                }
             })
         };
         if idempotent {
@@ -328,7 +399,7 @@ impl Client {
         let mut backoff = crate::backoff::Backoff::default();
         loop {
             match tokio::time::timeout_at(deadline, attempt()).await {
-                Ok(Err(e)) if e.is_unsent() && backoff.wait(Some(deadline)).await => continue,
+                Ok(Err(e)) if e.is_unsent() && e.is_transient() && backoff.wait(Some(deadline)).await => continue,
                 Ok(r) => return r,
                 Err(_) => return Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
             }

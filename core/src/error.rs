@@ -63,6 +63,8 @@ pub struct Error {
     /// The request never left this process (no connection could be made), so even a
     /// non-idempotent request may be sent again.
     unsent: bool,
+    /// Sending again cannot help (the member's TLS certificate was not accepted).
+    permanent: bool,
 }
 
 /// Shorthand used throughout the crate.
@@ -70,7 +72,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), compact_revision: None, unsent: false }
+        Error { kind, message: message.into(), compact_revision: None, unsent: false, permanent: false }
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
@@ -85,6 +87,7 @@ impl Error {
             ),
             compact_revision: Some(compact_revision),
             unsent: false,
+            permanent: false,
         }
     }
 
@@ -101,9 +104,24 @@ impl Error {
         self.compact_revision
     }
 
+    /// Whether etcd refused the request's auth token as expired or older than a change of users
+    /// or roles: it did nothing, and a new token may succeed.
+    pub(crate) fn is_stale_token(&self) -> bool {
+        const STALE: [&str; 3] = ["invalid auth token", "revision of auth store is old", "revision in header is old"];
+        STALE.iter().any(|m| self.message.contains(m))
+    }
+
+    /// The same failure, to be sent again at once: nothing was done, and the token is new.
+    pub(crate) fn resend(mut self) -> Error {
+        self.kind = ErrorKind::Unavailable;
+        self.unsent = true;
+        self.permanent = false;
+        self
+    }
+
     /// Whether retrying the same idempotent request may succeed.
     pub(crate) fn is_transient(&self) -> bool {
-        self.kind == ErrorKind::Unavailable
+        self.kind == ErrorKind::Unavailable && !self.permanent
     }
 
     /// Whether etcd did not answer (in time): the same request may work later.
@@ -174,6 +192,8 @@ fn from_status(status: &tonic::Status) -> Error {
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
             let mut e = Error::new(ErrorKind::Unavailable, msg);
             e.unsent = never_proposed(status);
+            // The KV channel's words for a TLS failure (h2_channel/conn.rs).
+            e.permanent = status.message().contains("TLS: ") || status.message().contains("TLS handshake failed");
             e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),

@@ -30,7 +30,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio_rustls::rustls::pki_types::ServerName;
 use tonic::Status;
+use crate::tls::Tls;
 
 type Request = http::Request<tonic::body::Body>;
 type Response = http::Response<tonic::body::Body>;
@@ -73,7 +75,9 @@ pub(crate) struct H2Channel {
 }
 
 struct Shared {
-    endpoints: Vec<(Authority, String)>,
+    endpoints: Vec<Endpoint>,
+    /// With TLS: `https` requests over TLS connections.
+    tls: Option<Arc<Tls>>,
     /// Bound on one connection attempt ([`attempt_limit`]).
     attempt: Duration,
     state: StdMutex<State>,
@@ -113,22 +117,35 @@ impl Drop for Waiting {
     }
 }
 
+/// One member's address, as the channel needs it.
+struct Endpoint {
+    authority: Authority,
+    /// `host:port`, to connect to.
+    addr: String,
+    /// With TLS: the name its certificate must carry.
+    server_name: Option<ServerName<'static>>,
+}
+
 impl H2Channel {
-    /// `endpoints` are `http://host:port` URLs. Connects lazily, first to a random endpoint.
-    /// `connect_timeout` bounds connecting to all of them; see [`attempt_limit`].
-    pub fn new(endpoints: &[String], connect_timeout: Duration) -> crate::Result<H2Channel> {
+    /// `endpoints` are `http://host:port` (or, with `tls`, `https://`) URLs. Connects lazily,
+    /// first to a random endpoint. `connect_timeout` bounds connecting to all of them; see
+    /// [`attempt_limit`].
+    pub fn new(endpoints: &[String], connect_timeout: Duration, tls: Option<Arc<Tls>>) -> crate::Result<H2Channel> {
         let endpoints = endpoints
             .iter()
             .map(|e| {
-                let hostport = e.trim_start_matches("http://");
-                let authority = hostport.parse().map_err(|_| crate::Error::invalid(format!("endpoint {e:?} is not a valid URL")))?;
-                Ok((authority, hostport.to_string()))
+                let hostport = e.trim_start_matches("http://").trim_start_matches("https://");
+                let authority: Authority =
+                    hostport.parse().map_err(|_| crate::Error::invalid(format!("endpoint {e:?} is not a valid URL")))?;
+                let server_name = tls.as_ref().map(|t| t.server_name(authority.host())).transpose()?;
+                Ok(Endpoint { authority, addr: hostport.to_string(), server_name })
             })
             .collect::<crate::Result<Vec<_>>>()?;
         let first = rand::random_range(0..endpoints.len().max(1));
         Ok(H2Channel {
             shared: Arc::new(Shared {
                 attempt: attempt_limit(connect_timeout, endpoints.len()),
+                tls,
                 endpoints,
                 state: StdMutex::new(State { next: first, conn: None }),
                 connecting: Default::default(),
@@ -142,7 +159,18 @@ impl H2Channel {
 /// grant, revoke, time-to-live; a watch or keepalive stream fails with Unimplemented). With a
 /// user and password set in `opts`, this authenticates (through the channel).
 pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {
-    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(H2Channel::new(endpoints, connect_timeout)?));
+    client_over(endpoints, connect_timeout, opts, None).await
+}
+
+/// [`etcd_client`], over TLS when `tls` is given (the endpoints are then `https://`).
+pub(crate) async fn client_over(
+    endpoints: &[String],
+    connect_timeout: Duration,
+    opts: etcd_client::ConnectOptions,
+    tls: Option<Arc<Tls>>,
+) -> crate::Result<etcd_client::Client> {
+    let channel = H2Channel::new(endpoints, connect_timeout, tls)?;
+    let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(channel));
     Ok(etcd_client::Client::from_channel(channel, Some(opts)).await?)
 }
 
@@ -189,8 +217,8 @@ impl Shared {
             }
         };
         head.uri = http::Uri::builder()
-            .scheme(Scheme::HTTP)
-            .authority(self.endpoints[conn.endpoint].0.clone())
+            .scheme(if self.tls.is_some() { Scheme::HTTPS } else { Scheme::HTTP })
+            .authority(self.endpoints[conn.endpoint].authority.clone())
             .path_and_query(path)
             .build()
             .map_err(|e| Status::internal(e.to_string()))?;
@@ -246,7 +274,13 @@ impl Shared {
                 }
             }
         }
-        Err(Status::unavailable(format!("tcp connect error: {}", last.unwrap_or_default())))
+        Err(match last {
+            // The words tonic uses for a request that never left, which callers look for.
+            Some(conn::Failed::Io(e)) => Status::unavailable(format!("tcp connect error: {e}")),
+            Some(conn::Failed::Tls(e)) => Status::unavailable(format!("error trying to connect: {e}")),
+            Some(conn::Failed::Refused(e)) => Status::permission_denied(e),
+            None => Status::unavailable("tcp connect error: no endpoint"),
+        })
     }
 
     fn failed(&self, conn: &Conn, e: h2::Error) -> Status {

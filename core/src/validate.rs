@@ -93,15 +93,25 @@ pub(crate) fn endpoints<S: AsRef<str>>(endpoints: &[S]) -> Result<Vec<String>> {
         if !ok {
             return Err(Error::invalid(format!("endpoint {e:?} is not a URL like http://127.0.0.1:2379")));
         }
-        if e.starts_with("https://") {
-            return Err(Error::invalid(format!("endpoint {e:?}: TLS is not supported yet")));
-        }
         out.push(if rest.is_some() { e.trim_end_matches('/').to_string() } else { format!("http://{e}") });
     }
     if out.is_empty() {
         return Err(Error::invalid("no endpoints given"));
     }
     Ok(out)
+}
+
+/// Whether the (checked) endpoints use TLS: all `https://`, or none. TLS options with plain
+/// `http://` endpoints are a mistake, not a request for TLS: each endpoint says which it is.
+pub(crate) fn uses_tls(endpoints: &[String], tls_options: bool) -> Result<bool> {
+    let https = endpoints.iter().filter(|e| e.starts_with("https://")).count();
+    if https > 0 && https < endpoints.len() {
+        return Err(Error::invalid("endpoints mix http:// and https://: a cluster is reached one way"));
+    }
+    if https == 0 && tls_options {
+        return Err(Error::invalid("TLS options were given with http:// endpoints: use https:// endpoints for TLS"));
+    }
+    Ok(https > 0)
 }
 
 #[cfg(test)]
@@ -115,6 +125,11 @@ mod tests {
         for bad in [&[][..], &[""], &["nope"], &["http://:1"], &["ftp://a:1"], &["http://a:0"], &["http://a:99999"]] {
             assert!(endpoints(bad).is_err(), "{bad:?}");
         }
+        let (plain, tls, mixed) = (endpoints(&["a:1"]).unwrap(), endpoints(&["https://a:1"]).unwrap(), endpoints(&["https://a:1", "http://b:1"]).unwrap());
+        assert!(!uses_tls(&plain, false).unwrap());
+        assert!(uses_tls(&tls, false).unwrap() && uses_tls(&tls, true).unwrap());
+        assert!(uses_tls(&plain, true).is_err());
+        assert!(uses_tls(&mixed, false).is_err());
     }
 
     #[test]

@@ -32,3 +32,86 @@ async fn user_and_password_are_used_and_bad_credentials_fail_with_auth() {
     let e = etcdlock::Client::connect(etcd.endpoints(), ClientOptions::default()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
 }
+
+/// Runs etcdctl against `etcd` (as root once auth is on), asserting success.
+fn ctl(etcd: &Etcd, args: &[&str]) {
+    let mut all = vec!["--user", "root:rootpw"];
+    all.extend_from_slice(args);
+    let out = etcd.etcdctl(&all);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An etcd with auth on, root, and a user `app` with readwrite on `app/` only.
+fn with_app_user(extra: &[&str]) -> Etcd {
+    let etcd = if extra.is_empty() { Etcd::start(1) } else { Etcd::start_with_args(1, extra) };
+    for args in [
+        &["user", "add", "root:rootpw"][..],
+        &["user", "grant-role", "root", "root"],
+        &["role", "add", "app"],
+        &["role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"],
+        &["user", "add", "app:apppw"],
+        &["user", "grant-role", "app", "app"],
+        &["auth", "enable"],
+    ] {
+        ctl(&etcd, args);
+    }
+    etcd
+}
+
+fn app() -> ClientOptions {
+    ClientOptions { user: Some(("app".into(), "apppw".into())), connect_timeout: Duration::from_secs(3), ..Default::default() }
+}
+
+// covers: AUTH-PREFIX-001
+#[tokio::test]
+async fn a_user_granted_one_prefix_connects_and_works_inside_it() {
+    let etcd = with_app_user(&[]);
+    let client = etcdlock::Client::connect(etcd.endpoints(), app()).await.expect("a least-privilege user connects");
+    let mut w = client.watch("app/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await.unwrap();
+    client.put(b"app/k", b"v", None).await.unwrap();
+    let lease = client.lease(5).await.unwrap();
+    client.put(b"app/leased", b"v", Some(&lease)).await.unwrap();
+    let g = client.mutex("app/lock", 5).unwrap().lock().await.unwrap();
+    g.put(b"app/data", b"1").await.unwrap();
+    g.release().await.unwrap();
+    let e = tokio::time::timeout(Duration::from_secs(5), w.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(e.kv.key, b"app/k");
+    // Outside the prefix: Auth at once, not retried until a deadline.
+    let started = std::time::Instant::now();
+    assert_eq!(client.get(b"other").await.unwrap_err().kind(), ErrorKind::Auth);
+    assert_eq!(client.mutex("other", 5).unwrap().lock().await.unwrap_err().kind(), ErrorKind::Auth);
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    lease.revoke().await.unwrap();
+    client.close().await;
+}
+
+// covers: AUTH-REFRESH-001
+#[tokio::test]
+async fn expired_tokens_are_refreshed_for_requests_and_a_lock_held_past_them() {
+    let etcd = with_app_user(&["--auth-token-ttl", "2"]);
+    let (a, b) = (
+        etcdlock::Client::connect(etcd.endpoints(), app()).await.unwrap(),
+        etcdlock::Client::connect(etcd.endpoints(), app()).await.unwrap(),
+    );
+    // Idle past the token's lifetime.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    a.put(b"app/after-idle", b"1", None).await.expect("a request after the token expired");
+    // A lock held past it, with only keepalives going, while another client waits.
+    let g = a.mutex("app/held", 5).unwrap().lock().await.unwrap();
+    let waiting = {
+        let m = b.mutex("app/held", 5).unwrap();
+        tokio::spawn(async move { m.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None }).await })
+    };
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(g.is_held());
+    g.release().await.expect("the release after the token expired");
+    let g2 = tokio::time::timeout(Duration::from_secs(10), waiting).await.unwrap().unwrap().expect("handed over");
+    g2.release().await.unwrap();
+    // A wrong password is Auth at once, with no loop of refreshes.
+    let wrong = ClientOptions { user: Some(("app".into(), "nope".into())), ..app() };
+    let started = std::time::Instant::now();
+    assert_eq!(etcdlock::Client::connect(etcd.endpoints(), wrong).await.unwrap_err().kind(), ErrorKind::Auth);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    a.close().await;
+    b.close().await;
+}

@@ -2,7 +2,11 @@
 //! and keepalive pings, and the pieces of a request and its answer.
 
 use super::{Conn, Shared, DEADLINE};
+use crate::tls::Tls;
 use bytes::Bytes;
+use tokio::net::TcpStream;
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_util::either::Either;
 use http_body::{Body as _, Frame};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +17,27 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tonic::Status;
 
-type Connection = h2::client::Connection<tokio::net::TcpStream, Bytes>;
+type Io = tokio_util::either::Either<TcpStream, tokio_rustls::client::TlsStream<TcpStream>>;
+type Connection = h2::client::Connection<Io, Bytes>;
+
+/// Why a connection could not be opened.
+#[derive(Debug)]
+pub(crate) enum Failed {
+    /// No connection, or no answer: the member may answer later.
+    Io(String),
+    /// The member's certificate was not accepted, or TLS failed otherwise: trying again
+    /// will not help.
+    Tls(String),
+    /// The member refused our client certificate (or wanted one): an authentication failure.
+    Refused(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (Failed::Io(m) | Failed::Tls(m) | Failed::Refused(m)) = self;
+        f.write_str(m)
+    }
+}
 
 /// Pings on an established connection, and how long a ping may go unanswered before the
 /// connection counts as dead. etcd refuses pings more often than every 5 s.
@@ -26,41 +50,100 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// still accepts) would look connected, and every request sent to it would wait out its whole
 /// deadline; the ping's answer shows the member is serving. etcd allows one ping on a
 /// connection without requests (it counts only the ones that follow too soon).
-pub(super) async fn connect(home: &Arc<Shared>, endpoint: usize, limit: Duration) -> Result<Conn, String> {
-    let addr = home.endpoints[endpoint].1.clone();
+pub(super) async fn connect(home: &Arc<Shared>, endpoint: usize, limit: Duration) -> Result<Conn, Failed> {
+    let addr = home.endpoints[endpoint].addr.clone();
+    let tls = home.tls.clone().zip(home.endpoints[endpoint].server_name.clone());
     let id = home.ids.fetch_add(1, Ordering::Relaxed);
     let weak = Arc::downgrade(home);
     // On the shared runtime: a socket belongs to the reactor of the runtime that opened it,
     // and the caller's runtime may be gone long before the connection is.
     let opened = crate::runtime::spawn(async move {
         let deadline = Instant::now() + limit;
-        let (send, mut connection) = match tokio::time::timeout_at(deadline, open(&addr)).await {
-            Ok(r) => r.map_err(|e| format!("{addr}: {e}"))?,
-            Err(_) => return Err(format!("{addr}: no connection within {limit:?}")),
+        let (send, mut connection) = match tokio::time::timeout_at(deadline, open(&addr, tls)).await {
+            Ok(r) => r.map_err(|e| e.at(&addr))?,
+            Err(_) => return Err(Failed::Io(format!("{addr}: no connection within {limit:?}"))),
         };
         let pings = connection.ping_pong();
         let waiting = Arc::new(AtomicUsize::new(0));
         let (live, is_live) = oneshot::channel();
         tokio::spawn(drive(connection, pings, deadline, live, waiting.clone(), weak, id));
         match is_live.await {
-            Ok(()) => Ok((send, waiting)),
-            Err(_) => Err(format!("{addr}: connected, but no answer to a ping within {limit:?}")),
+            Ok(Ok(())) => Ok((send, waiting)),
+            Ok(Err(e)) => Err(e.at(&addr)),
+            Err(_) => Err(Failed::Io(format!("{addr}: connected, but no answer to a ping within {limit:?}"))),
         }
     });
-    let (send, waiting) = opened.await.map_err(|e| e.to_string())??;
+    let (send, waiting) = opened.await.map_err(|e| Failed::Io(e.to_string()))??;
     Ok(Conn { send, endpoint, id, waiting })
 }
 
-async fn open(addr: &str) -> Result<(h2::client::SendRequest<Bytes>, Connection), String> {
-    let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+impl Failed {
+    fn at(self, addr: &str) -> Failed {
+        match self {
+            Failed::Io(m) => Failed::Io(format!("{addr}: {m}")),
+            Failed::Tls(m) => Failed::Tls(format!("{addr}: {m}")),
+            Failed::Refused(m) => Failed::Refused(format!("{addr}: {m}")),
+        }
+    }
+}
+
+async fn open(addr: &str, tls: Option<(Arc<Tls>, ServerName<'static>)>) -> Result<(h2::client::SendRequest<Bytes>, Connection), Failed> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| Failed::Io(e.to_string()))?;
     let _ = tcp.set_nodelay(true);
+    let io = match tls {
+        None => Either::Left(tcp),
+        Some((tls, name)) => {
+            let stream = tls.connector.connect(name, tcp).await.map_err(handshake_failed)?;
+            if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
+                return Err(Failed::Tls("TLS: the member did not agree to HTTP/2 (ALPN h2)".into()));
+            }
+            Either::Right(stream)
+        }
+    };
     h2::client::Builder::new()
         // h2's 64 KiB defaults would take a round trip per 64 KiB of a large range.
         .initial_window_size(1 << 20)
         .initial_connection_window_size(4 << 20)
-        .handshake(tcp)
+        .handshake(io)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| Failed::Io(e.to_string()))
+}
+
+/// What a failed TLS handshake means for the caller.
+fn handshake_failed(e: std::io::Error) -> Failed {
+    use tokio_rustls::rustls::Error as Tls;
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<Tls>()) {
+        Some(Tls::InvalidCertificate(c)) => {
+            let hint = match c {
+                tokio_rustls::rustls::CertificateError::NotValidForName
+                | tokio_rustls::rustls::CertificateError::NotValidForNameContext { .. } => {
+                    "give server_name if the certificate names the member differently"
+                }
+                _ => "check the CA given (ca) or the member's certificate",
+            };
+            Failed::Tls(format!("TLS: the member's certificate was not accepted: {e} ({hint})"))
+        }
+        Some(Tls::AlertReceived(_)) => Failed::Refused(refused(&e.to_string())),
+        Some(other) => Failed::Tls(format!("TLS handshake failed: {other}")),
+        None if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Failed::Tls("TLS handshake failed: the member closed the connection (does it serve plain http://?)".into())
+        }
+        None => Failed::Io(format!("TLS handshake failed: {e}")),
+    }
+}
+
+fn refused(alert: &str) -> String {
+    format!("TLS: the member refused this client's certificate, or wanted one and none was given ({alert}): permission denied")
+}
+
+/// Why a connection ended before its first ping was answered. TLS 1.3 members refuse a client
+/// certificate after the handshake, on the first read: that comes through here.
+fn ended_early(e: Option<h2::Error>) -> Failed {
+    match e {
+        Some(e) if e.to_string().contains("received fatal alert") => Failed::Refused(refused(&e.to_string())),
+        Some(e) => Failed::Io(format!("the connection failed before the member answered: {e}")),
+        None => Failed::Io("the connection closed before the member answered HTTP/2 (does it require TLS? use https://)".into()),
+    }
 }
 
 /// A connection's I/O task. It first waits for the answer to one ping until `verify_by` and
@@ -70,29 +153,40 @@ async fn open(addr: &str) -> Result<(h2::client::SendRequest<Bytes>, Connection)
 /// connection.
 async fn drive(
     connection: Connection,
-    pings: Option<h2::PingPong>,
+    mut pings: Option<h2::PingPong>,
     verify_by: Instant,
-    live: oneshot::Sender<()>,
+    live: oneshot::Sender<Result<(), Failed>>,
     waiting: Arc<AtomicUsize>,
     home: Weak<Shared>,
     id: u64,
 ) {
-    let checked = async move {
-        let mut pings = pings;
+    tokio::pin!(connection);
+    let verify = async {
         if let Some(p) = pings.as_mut() {
-            match tokio::time::timeout_at(verify_by, p.ping(h2::Ping::opaque())).await {
-                Ok(Ok(_)) => {}
-                _ => return,
+            if !matches!(tokio::time::timeout_at(verify_by, p.ping(h2::Ping::opaque())).await, Ok(Ok(_))) {
+                return false;
             }
         }
-        if live.send(()).is_err() {
-            return;
-        }
-        keepalive(pings, waiting).await
+        true
     };
-    tokio::select! {
-        _ = connection => {}
-        _ = checked => {}
+    let verified = tokio::select! {
+        ended = &mut connection => Err(ended_early(ended.err())),
+        ok = verify => if ok { Ok(()) } else { Err(Failed::Io(String::new())) },
+    };
+    let go_on = match verified {
+        // The caller says "no answer to a ping" when the sender goes without a word.
+        Err(Failed::Io(m)) if m.is_empty() => false,
+        Err(e) => {
+            let _ = live.send(Err(e));
+            false
+        }
+        Ok(()) => live.send(Ok(())).is_ok(),
+    };
+    if go_on {
+        tokio::select! {
+            _ = connection => {}
+            _ = keepalive(pings, waiting) => {}
+        }
     }
     if let Some(home) = home.upgrade() {
         home.forget_id(id);

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub mod proxy;
+pub mod tls;
 pub mod silent;
 
 pub fn repo_root() -> PathBuf {
@@ -90,11 +91,18 @@ pub struct Etcd {
     root: PathBuf,
     initial_cluster: String,
     token: String,
+    /// More etcd flags for every member.
+    extra: Vec<String>,
 }
 
 impl Etcd {
     /// Starts an `n`-member cluster and waits until every member is healthy.
     pub fn start(n: usize) -> Etcd {
+        Etcd::start_with_args(n, &[])
+    }
+
+    /// [`Etcd::start`], with more etcd flags for every member (e.g. `--auth-token-ttl 2`).
+    pub fn start_with_args(n: usize, extra: &[&str]) -> Etcd {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| unsafe {
             libc::atexit(cleanup_at_exit);
@@ -117,7 +125,8 @@ impl Etcd {
             .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
             .collect::<Vec<_>>()
             .join(",");
-        let mut etcd = Etcd { members, root, initial_cluster, token };
+        let extra = extra.iter().map(|s| s.to_string()).collect();
+        let mut etcd = Etcd { members, root, initial_cluster, token, extra };
         for i in 0..n {
             etcd.spawn(i, "new");
         }
@@ -147,6 +156,7 @@ impl Etcd {
             "--initial-cluster-token", &self.token,
             "--log-level", "error",
         ])
+        .args(&self.extra)
         .env_remove("ETCD_BIN")
         .env_remove("ETCDCTL_BIN")
         .stdin(Stdio::null())
