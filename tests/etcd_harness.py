@@ -60,6 +60,7 @@ TMP_PREFIX = "etcdlock-etcd-"
 
 __all__ = [
     "Cluster",
+    "TlsCluster",
     "EtcdHarnessError",
     "find_etcd",
     "find_etcdctl",
@@ -636,6 +637,51 @@ class Cluster:
     def _leader_via_http(self) -> Optional[int]:
         urls = [m.client_url if m.running() and not m.paused else None for m in self.members]
         return _leader_position(urls)
+
+
+class TlsCluster(Cluster):
+    """A one-member Cluster that also serves clients over TLS on a second port.
+
+    The member listens on https://127.0.0.1:<https_port> (https_endpoint) with
+    cert_file/key_file, and, as every Cluster member, on plain http
+    (endpoints, used for the health check and etcdctl).  trusted_ca_file turns
+    on client certificate checks (--client-cert-auth): etcd 3.5 requires a
+    client certificate on the TLS port as soon as a trusted CA is given, so
+    leave it None for a server-authenticated-only member.  Other keyword
+    arguments are Cluster's.
+    """
+
+    def __init__(
+        self,
+        cert_file: str,
+        key_file: str,
+        trusted_ca_file: Optional[str] = None,
+        **kwargs,
+    ):
+        super().__init__(1, **kwargs)
+        self.tls_args = ["--cert-file", cert_file, "--key-file", key_file]
+        if trusted_ca_file:
+            self.tls_args += ["--client-cert-auth", "--trusted-ca-file", trusted_ca_file]
+        self.https_port: Optional[int] = None
+
+    @property
+    def https_endpoint(self) -> str:
+        return f"https://{HOST}:{self.https_port}"
+
+    def _layout(self) -> None:
+        super()._layout()
+        taken = {p for m in self.members for p in (m.client_port, m.peer_port)}
+        port = _free_ports(1)[0]
+        while port in taken:
+            port = _free_ports(1)[0]
+        self.https_port = port
+
+    def _command(self, m: _Member, state: str) -> List[str]:
+        cmd = super()._command(m, state)
+        urls = f"{self.https_endpoint},{m.client_url}"
+        for flag in ("--listen-client-urls", "--advertise-client-urls"):
+            cmd[cmd.index(flag) + 1] = urls
+        return cmd + self.tls_args
 
 
 class _CtlError(subprocess.CalledProcessError):

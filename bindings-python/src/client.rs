@@ -8,9 +8,10 @@ use crate::lease::NativeLease;
 use crate::lock::NativeLock;
 use crate::op::{value, Op};
 use crate::watch::NativeWatch;
-use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Result};
+use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Pem, Result, TlsOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,16 +112,40 @@ pub struct NativeClient {
 
 #[pymethods]
 impl NativeClient {
-    /// Arguments are checked by the Python wrapper; nothing is sent until `connect()` runs.
+    /// Arguments are checked by the Python wrapper; nothing is sent (and no file is read)
+    /// until `connect()` runs. Any of `ca_file`, `cert_file`, `key_file`, `server_name` turns
+    /// on the TLS options (files read by the core on connect); none leaves `tls` unset, so
+    /// `https://` endpoints use the system's roots.
     #[new]
-    #[pyo3(signature = (endpoints, timeout, user=None, password=None))]
-    fn new(endpoints: Vec<String>, timeout: f64, user: Option<String>, password: Option<String>) -> PyResult<Self> {
+    #[pyo3(signature = (endpoints, timeout, user=None, password=None, ca_file=None, cert_file=None, key_file=None, server_name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        endpoints: Vec<String>,
+        timeout: f64,
+        user: Option<String>,
+        password: Option<String>,
+        ca_file: Option<PathBuf>,
+        cert_file: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+        server_name: Option<String>,
+    ) -> PyResult<Self> {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| pyo3::exceptions::PyValueError::new_err("timeout must be a positive number of seconds"))?;
+        let tls = if ca_file.is_some() || cert_file.is_some() || key_file.is_some() || server_name.is_some() {
+            Some(TlsOptions {
+                ca: ca_file.map(Pem::File),
+                cert: cert_file.map(Pem::File),
+                key: key_file.map(Pem::File),
+                server_name,
+            })
+        } else {
+            None
+        };
         let opts = ClientOptions {
             connect_timeout: timeout,
             request_timeout: timeout,
             user: user.zip(password),
+            tls,
             ..ClientOptions::default()
         };
         let pid = runtime::current_pid();

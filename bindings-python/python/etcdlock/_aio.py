@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Generator, Op
 
 from . import _args, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, WatchEvent, native_client
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, PathArg, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
@@ -49,7 +49,11 @@ async def _run_cancellable(op: Any, keep: Optional[Callable[[Any], None]] = None
 
 class AsyncClient:
     """The asyncio client. Constructed synchronously (nothing is sent); it connects on first
-    use, or in ``async with`` / ``await client.connect()``. Shared by any number of tasks."""
+    use, or in ``async with`` / ``await client.connect()``. Shared by any number of tasks.
+
+    Arguments as for ``Client``, TLS included (``ca_file``, ``cert_file``, ``key_file``,
+    ``server_name``): types are checked here, the files are read (and TLS errors raised) when
+    connecting."""
 
     def __init__(
         self,
@@ -58,8 +62,12 @@ class AsyncClient:
         timeout: float = DEFAULT_TIMEOUT,
         user: Optional[str] = None,
         password: Optional[str] = None,
+        ca_file: Optional[PathArg] = None,
+        cert_file: Optional[PathArg] = None,
+        key_file: Optional[PathArg] = None,
+        server_name: Optional[str] = None,
     ) -> None:
-        self._n = native_client(endpoints, timeout, user, password)
+        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name)
 
     async def connect(self) -> "AsyncClient":
         """Connects now (otherwise the first call does); raises ``Unavailable`` on failure."""

@@ -3,6 +3,7 @@ values ``ValueError``, before anything is sent. (The core checks values again.)"
 
 import math
 import operator
+import os
 from typing import List, Optional, Sequence, Union
 
 BytesLike = Union[str, bytes, bytearray, memoryview]
@@ -90,6 +91,30 @@ def credentials(user: object, password: object) -> Sequence[Optional[str]]:
     if (user is None) != (password is None):
         raise ValueError("give both user and password, or neither")
     return user, password  # type: ignore[return-value]
+
+
+def path(value: object, what: str) -> Optional[str]:
+    """None, or a file path given as ``str`` or ``os.PathLike`` (``bytes`` paths are refused),
+    as ``str``. The file itself is read when the client connects."""
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str or os.PathLike path or None, not {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} must not be empty")
+    return value
+
+
+def server_name(value: object) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"server_name must be a str or None, not {type(value).__name__}")
+    if not value:
+        raise ValueError("server_name must not be empty")
+    return value
 
 
 def start_revision(value: object) -> Optional[int]:

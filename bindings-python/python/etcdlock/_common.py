@@ -1,6 +1,7 @@
 """Pieces shared by the sync and async APIs."""
 
 import asyncio
+import os
 from typing import NamedTuple, Optional, Sequence, Union
 
 from . import _args, _native
@@ -33,14 +34,28 @@ DEFAULT_TTL = 10
 DEFAULT_TIMEOUT = 5.0
 
 
+PathArg = Union[str, "os.PathLike[str]"]
+
+
 def native_client(
-    endpoints: Union[str, Sequence[str]], timeout: float, user: Optional[str], password: Optional[str]
+    endpoints: Union[str, Sequence[str]],
+    timeout: float,
+    user: Optional[str],
+    password: Optional[str],
+    ca_file: Optional[PathArg] = None,
+    cert_file: Optional[PathArg] = None,
+    key_file: Optional[PathArg] = None,
+    server_name: Optional[str] = None,
 ) -> "_native.Client":
     """The native client for the checked arguments of ``Client`` / ``AsyncClient``."""
     eps = _args.endpoints(endpoints)
     t = _args.seconds(timeout, "timeout")
     user, password = _args.credentials(user, password)
-    return _native.Client(eps, t, user, password)
+    ca = _args.path(ca_file, "ca_file")
+    cert = _args.path(cert_file, "cert_file")
+    key = _args.path(key_file, "key_file")
+    name = _args.server_name(server_name)
+    return _native.Client(eps, t, user, password, ca, cert, key, name)
 
 
 class LockState:

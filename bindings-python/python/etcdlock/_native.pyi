@@ -28,7 +28,17 @@ class Bridge:
 
 @final
 class Client:
-    def __new__(cls, endpoints: List[str], timeout: float, user: Optional[str] = None, password: Optional[str] = None) -> Client: ...
+    def __new__(
+        cls,
+        endpoints: List[str],
+        timeout: float,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+        ca_file: Optional[str] = None,
+        cert_file: Optional[str] = None,
+        key_file: Optional[str] = None,
+        server_name: Optional[str] = None,
+    ) -> Client: ...
     def connect(self) -> Op: ...
     def close(self) -> Op: ...
     def is_closed(self) -> bool: ...

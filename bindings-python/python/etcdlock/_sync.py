@@ -9,7 +9,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Type, Union
 
 from . import _args, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, WatchEvent, native_client, refuse_in_event_loop
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, PathArg, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
@@ -21,6 +21,15 @@ class Client:
     ``endpoints`` is a comma-separated string or a list of URLs (``http://host:port``).
     ``timeout`` (seconds) bounds connecting and each request. Connects (and checks that the
     cluster answers) before returning: raises ``Unavailable`` if it cannot within ``timeout``.
+
+    TLS: ``https://`` endpoints use TLS (all endpoints must use the same scheme). ``ca_file``
+    (PEM) is the CA that signed the members' certificates (default: the system's roots);
+    ``cert_file`` and ``key_file`` (PEM) are this client's certificate and key, for members
+    that require client certificates; ``server_name`` is the name to check in the members'
+    certificates instead of each endpoint's host. Paths are ``str`` or ``os.PathLike``; the
+    files are read when connecting. A missing or malformed file, or TLS options with
+    ``http://`` endpoints, raise ``ValueError``; an untrusted server certificate raises
+    ``Unavailable``, a refused client certificate ``AuthError``.
     """
 
     def __init__(
@@ -30,8 +39,12 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         user: Optional[str] = None,
         password: Optional[str] = None,
+        ca_file: Optional[PathArg] = None,
+        cert_file: Optional[PathArg] = None,
+        key_file: Optional[PathArg] = None,
+        server_name: Optional[str] = None,
     ) -> None:
-        self._n = native_client(endpoints, timeout, user, password)
+        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name)
         self._n.connect().wait()
 
     def close(self) -> None:
