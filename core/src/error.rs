@@ -150,6 +150,11 @@ impl From<etcd_client::Error> for Error {
     }
 }
 
+/// Whether etcd refused a request (or a stream) for a stale auth token ([`Error::is_stale_token`]).
+pub(crate) fn stale_token(e: &etcd_client::Error) -> bool {
+    convert(e).is_stale_token()
+}
+
 /// Whether a request that failed this way may still have been applied (its reply was lost).
 pub(crate) fn may_have_applied(e: &etcd_client::Error) -> bool {
     !convert(e).is_unsent()

@@ -248,6 +248,7 @@ async fn open(paths: &mut Paths, leases: &mut HashMap<i64, Entry>) -> Option<Str
 /// lease is left.
 async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Duration) -> Result<Option<Stream>, ()> {
     let Some(etcd) = paths.client(stall).await else { return Err(()) };
+    let mut refreshed = false;
     loop {
         let Some(&id) = leases.keys().next() else { return Ok(None) };
         let sent_at = clock::now();
@@ -263,6 +264,15 @@ async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Dur
                 // "lease not found": gone on the server.
                 if let Some(e) = leases.remove(&id) {
                     e.state.lost.set(LostReason::Expired);
+                }
+            }
+            // etcd 3.6 checks the auth token of keepalives: one that expired while the stream
+            // was open ends it, and a new stream needs a new token (shared by this member's
+            // connection: the watch stream's too).
+            Ok(Err(e)) if !refreshed && crate::error::stale_token(&e) => {
+                refreshed = true;
+                if !matches!(tokio::time::timeout(stall, etcd.refresh_token()).await, Ok(Ok(()))) {
+                    return Err(());
                 }
             }
             _ => return Err(()),

@@ -209,9 +209,20 @@ fn move_on(paths: &mut Paths, stream: &mut Option<Stream>, subs: &mut HashMap<i6
 
 /// Opens a stream on the current member with the watch `id`, within [`SILENT`].
 async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<Stream> {
-    let mut wc = paths.client(SILENT).await?.watch_client();
-    let open = wc.watch(spec.key.clone(), Some(options(id, spec)));
-    Some(tokio::time::timeout(SILENT, open).await.ok()?.ok()?.split())
+    let etcd = paths.client(SILENT).await?;
+    for refreshed in [false, true] {
+        let mut wc = etcd.watch_client();
+        let open = wc.watch(spec.key.clone(), Some(options(id, spec)));
+        match tokio::time::timeout(SILENT, open).await.ok()? {
+            Ok(stream) => return Some(stream.split()),
+            // The member's connection carries an auth token that expired: a new one, once.
+            Err(e) if !refreshed && crate::error::stale_token(&e) => {
+                tokio::time::timeout(SILENT, etcd.refresh_token()).await.ok()?.ok()?;
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 async fn next_response(stream: &mut Option<Stream>) -> Option<etcd_client::WatchResponse> {
