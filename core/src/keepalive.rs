@@ -196,7 +196,9 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
 fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveResponse) {
     if let Some(e) = leases.get_mut(&resp.id()) {
         let sent = e.sent.pop_front();
-        if resp.ttl() <= 0 {
+        if resp.ttl() <= 0 && e.state.just_granted() {
+            // Not applied on the leader yet; the next keepalive asks again.
+        } else if resp.ttl() <= 0 {
             e.state.lost.set(LostReason::Expired);
             leases.remove(&resp.id());
         } else if let Some((sent_at, _)) = sent {
@@ -249,8 +251,13 @@ async fn open(paths: &mut Paths, leases: &mut HashMap<i64, Entry>) -> Option<Str
 async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Duration) -> Result<Option<Stream>, ()> {
     let Some(etcd) = paths.client(stall).await else { return Err(()) };
     let mut refreshed = false;
+    // Opened with an established lease where there is one (see `LeaseState::just_granted`).
+    let pick = |leases: &HashMap<i64, Entry>| {
+        let mut ids = leases.iter().map(|(id, e)| (e.state.just_granted(), *id));
+        ids.clone().find(|(young, _)| !young).or_else(|| ids.next()).map(|(_, id)| id)
+    };
     loop {
-        let Some(&id) = leases.keys().next() else { return Ok(None) };
+        let Some(id) = pick(leases) else { return Ok(None) };
         let sent_at = clock::now();
         let mut lc = etcd.lease_client();
         match tokio::time::timeout(stall, lc.keep_alive(id)).await {
@@ -259,6 +266,10 @@ async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Dur
                     e.state.acknowledged(sent_at);
                 }
                 return Ok(Some(s));
+            }
+            // Not applied on the leader yet: try again later.
+            Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) if leases.get(&id).is_some_and(|e| e.state.just_granted()) => {
+                return Err(());
             }
             Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => {
                 // "lease not found": gone on the server.

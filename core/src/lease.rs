@@ -23,6 +23,8 @@ pub(crate) struct LeaseState {
     /// before it. Only ever moves forward.
     deadline_nanos: AtomicU64,
     pub lost: LostFlag,
+    /// When the grant was sent, as [`clock::now`].
+    granted_at: Duration,
     /// Queue-key numbers in use on this lease, per hash of the lock name (see
     /// `Mutex::queue_key`). Two names of one hash only make each other's numbers larger.
     slots: std::sync::Mutex<std::collections::HashSet<(u64, u64)>>,
@@ -30,7 +32,8 @@ pub(crate) struct LeaseState {
 
 impl LeaseState {
     fn new(id: i64, ttl: Duration, granted_at: Duration) -> Self {
-        let state = LeaseState { id, ttl, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), slots: Default::default() };
+        let state =
+            LeaseState { id, ttl, granted_at, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), slots: Default::default() };
         state.acknowledged(granted_at);
         state
     }
@@ -65,6 +68,13 @@ impl LeaseState {
 
     pub fn deadline(&self) -> Duration {
         Duration::from_nanos(self.deadline_nanos.load(Ordering::Acquire))
+    }
+
+    /// Whether the grant is so recent that a member may not have applied it yet: etcd answers
+    /// keepalives on the leader, which can apply the grant after the member that confirmed it.
+    /// "Not found" then does not mean the lease is gone.
+    pub fn just_granted(&self) -> bool {
+        clock::now() < self.granted_at + Duration::from_secs(1)
     }
 
     /// Marks the lease lost if its local deadline has passed; returns whether it is lost.
