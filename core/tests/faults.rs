@@ -354,9 +354,13 @@ async fn a_watch_whose_member_goes_silent_moves_on_within_seconds() {
 // covers: FAULT-RESET-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_resets_during_acquire_and_release_cost_no_acquisition_and_leave_nothing() {
-    // One name per client: a waiter's read-only Txn cut off by a reset can crash etcd
-    // 3.5.0-3.5.4 (etcd-io/etcd#14110; install-deps installs 3.5.1, and with contention a member
-    // died now and then here), so contention is FAULT-RESET-002's, on newer servers.
+    // A read-only Txn cut off by a reset crashes etcd 3.5.0-3.5.4 (etcd-io/etcd#14110: "unexpected
+    // error during txn: context canceled"). One name per client made that rare, not impossible: a
+    // position re-read after an enqueue whose reply was lost is such a Txn, and a 3.5.1 member
+    // died that way here under CI load. scripts/test.sh runs this on 3.6.16 too.
+    if !server_at_least((3, 5, 5), "a member can crash under this test (etcd-io/etcd#14110)") {
+        return;
+    }
     lock_through_resets(|w| format!("reset/{w}")).await;
 }
 
