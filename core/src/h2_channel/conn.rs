@@ -53,6 +53,7 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 pub(super) async fn connect(home: &Arc<Shared>, endpoint: usize, limit: Duration) -> Result<Conn, Failed> {
     let addr = home.endpoints[endpoint].addr.clone();
     let tls = home.tls.clone().zip(home.endpoints[endpoint].server_name.clone());
+    let plain = tls.is_none();
     let id = home.ids.fetch_add(1, Ordering::Relaxed);
     let weak = Arc::downgrade(home);
     // On the shared runtime: a socket belongs to the reactor of the runtime that opened it,
@@ -66,7 +67,7 @@ pub(super) async fn connect(home: &Arc<Shared>, endpoint: usize, limit: Duration
         let pings = connection.ping_pong();
         let waiting = Arc::new(AtomicUsize::new(0));
         let (live, is_live) = oneshot::channel();
-        tokio::spawn(drive(connection, pings, deadline, live, waiting.clone(), weak, id));
+        tokio::spawn(drive(connection, pings, deadline, live, waiting.clone(), weak, id, plain));
         match is_live.await {
             Ok(Ok(())) => Ok((send, waiting)),
             Ok(Err(e)) => Err(e.at(&addr)),
@@ -138,11 +139,13 @@ fn refused(alert: &str) -> String {
 
 /// Why a connection ended before its first ping was answered. TLS 1.3 members refuse a client
 /// certificate after the handshake, on the first read: that comes through here.
-fn ended_early(e: Option<h2::Error>) -> Failed {
+/// `plain`: without TLS, where a member that requires it closes the connection this way.
+fn ended_early(e: Option<h2::Error>, plain: bool) -> Failed {
+    let hint = if plain { " (does the member require TLS? use https://)" } else { "" };
     match e {
         Some(e) if e.to_string().contains("received fatal alert") => Failed::Refused(refused(&e.to_string())),
-        Some(e) => Failed::Io(format!("the connection failed before the member answered: {e}")),
-        None => Failed::Io("the connection closed before the member answered HTTP/2 (does it require TLS? use https://)".into()),
+        Some(e) => Failed::Io(format!("the connection failed before the member answered HTTP/2: {e}{hint}")),
+        None => Failed::Io(format!("the connection closed before the member answered HTTP/2{hint}")),
     }
 }
 
@@ -159,6 +162,7 @@ async fn drive(
     waiting: Arc<AtomicUsize>,
     home: Weak<Shared>,
     id: u64,
+    plain: bool,
 ) {
     tokio::pin!(connection);
     let verify = async {
@@ -170,7 +174,7 @@ async fn drive(
         true
     };
     let verified = tokio::select! {
-        ended = &mut connection => Err(ended_early(ended.err())),
+        ended = &mut connection => Err(ended_early(ended.err(), plain)),
         ok = verify => if ok { Ok(()) } else { Err(Failed::Io(String::new())) },
     };
     let go_on = match verified {
