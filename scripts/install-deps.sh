@@ -51,6 +51,13 @@ if ! command -v protoc >/dev/null 2>&1; then
   command -v protoc >/dev/null 2>&1 || die "protoc still not on PATH after apt-get install"
 fi
 
+# TLS tests make throwaway certificates with the openssl CLI.
+if ! command -v openssl >/dev/null 2>&1; then
+  apt_install openssl
+  hash -r
+  command -v openssl >/dev/null 2>&1 || die "openssl still not on PATH after apt-get install"
+fi
+
 # ------------------------------------------------------------------ etcd ----
 mkdir -p "$BIN"
 

@@ -18,6 +18,9 @@ the kernel if this process dies without running atexit (PR_SET_PDEATHSIG).
 As a CLI (members outlive the CLI; the state file remembers them)::
 
     python3 tests/etcd_harness.py start [--members N] [--state FILE]  # prints endpoints
+    python3 tests/etcd_harness.py start --tls CERT_DIR [--client-cert-auth] [--state FILE]
+        # one member also serving https with certificates made in CERT_DIR (make_certs);
+        # prints the plain endpoint, then the https endpoint
     python3 tests/etcd_harness.py env   [--state FILE]  # export ETCDLOCK_ENDPOINTS=...
     python3 tests/etcd_harness.py stop  [--state FILE]
 
@@ -684,6 +687,58 @@ class TlsCluster(Cluster):
         return cmd + self.tls_args
 
 
+
+# ------------------------------------------------------------- certificates ---
+
+CERT_NAMES = ("ca", "other", "server", "client", "stranger")
+
+
+def _openssl(cwd: str, *args: str) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def _make_ca(d: str, name: str, cn: str) -> None:
+    _openssl(
+        d, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-days", "2", "-subj", f"/CN={cn}", "-keyout", f"{name}.key", "-out", f"{name}.pem",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+    )  # fmt: skip
+
+
+def _make_leaf(d: str, name: str, cn: str, san: str, ca: str) -> None:
+    _openssl(
+        d, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-subj", f"/CN={cn}", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+    )  # fmt: skip
+    with open(os.path.join(d, f"{name}.ext"), "w") as f:
+        f.write(
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+            f"extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName={san}\n"
+        )
+    _openssl(
+        d, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+        "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem",
+    )  # fmt: skip
+
+
+def make_certs(d: str) -> str:
+    """Throwaway certificates for TLS tests in directory d (made with the openssl CLI; kept if
+    already there); returns d.  Each NAME has NAME.pem and NAME.key: ca (the test CA), other
+    (an unrelated CA), server (signed by ca; IP:127.0.0.1 and DNS:localhost), client (signed by
+    ca; CN "etcdlock test client", which is no etcd user), stranger (a client certificate signed
+    by other).  Valid for two days."""
+    os.makedirs(d, exist_ok=True)
+    if all(os.path.exists(os.path.join(d, f"{n}.pem")) for n in CERT_NAMES):
+        return d
+    _make_ca(d, "ca", "test CA")
+    _make_ca(d, "other", "unrelated CA")
+    _make_leaf(d, "server", "etcd server", "IP:127.0.0.1,DNS:localhost", "ca")
+    _make_leaf(d, "client", "etcdlock test client", "DNS:client.invalid", "ca")
+    _make_leaf(d, "stranger", "stranger", "DNS:client.invalid", "other")
+    return d
+
+
 class _CtlError(subprocess.CalledProcessError):
     """CalledProcessError whose str() shows etcdctl's stderr."""
 
@@ -836,6 +891,8 @@ def _cmd_start(args: argparse.Namespace) -> int:
         if live and len(live) == len(state.get("pids", [])) == args.members:
             print(f"etcd_harness: reusing running cluster from {args.state}", file=sys.stderr)
             print(state["endpoints_str"])
+            if state.get("https_endpoint"):
+                print(state["https_endpoint"])
             return 0
         if live:
             print(
@@ -846,9 +903,18 @@ def _cmd_start(args: argparse.Namespace) -> int:
             return 1
         _stop_state(state)  # stale: only cleans its data dir
         os.unlink(args.state)
-    c = Cluster(
-        args.members, data_root=args.data_root, fast_election=args.fast_election, detached=True
-    )
+    common = dict(data_root=args.data_root, fast_election=args.fast_election, detached=True)
+    if args.tls:
+        if args.members != 1:
+            print("etcd_harness: --tls starts one member", file=sys.stderr)
+            return 1
+        d = make_certs(args.tls)
+        ca = os.path.join(d, "ca.pem") if args.client_cert_auth else None
+        c: Cluster = TlsCluster(
+            os.path.join(d, "server.pem"), os.path.join(d, "server.key"), ca, **common
+        )
+    else:
+        c = Cluster(args.members, **common)
     try:
         c.start()
     except Exception as e:
@@ -864,9 +930,13 @@ def _cmd_start(args: argparse.Namespace) -> int:
             "logs": [m.log_path for m in c.members],
             "etcd": c.etcd,
             "version": c.version,
+            "https_endpoint": c.https_endpoint if args.tls else None,
         },
     )
+    # With --tls the last line is the https endpoint (the plain one is on the line before).
     print(c.endpoints_str)
+    if args.tls:
+        print(c.https_endpoint)
     # Members are detached; leaving now without stopping them is the point.
     return 0
 
@@ -901,6 +971,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             sp.add_argument("--data-root", default=None, help="parent of the temp data dir")
             sp.add_argument("--fast-election", action="store_true",
                             help="heartbeat 25 ms, election timeout 250 ms")
+            sp.add_argument("--tls", metavar="CERT_DIR", default=None,
+                            help="one member also serving https, certificates made in CERT_DIR "
+                            "(see make_certs); prints the https endpoint last")
+            sp.add_argument("--client-cert-auth", action="store_true",
+                            help="with --tls: require client certificates signed by CERT_DIR/ca.pem")
     args = p.parse_args(argv)
     try:
         return {"start": _cmd_start, "stop": _cmd_stop, "env": _cmd_env}[args.cmd](args)

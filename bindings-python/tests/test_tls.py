@@ -5,8 +5,6 @@ Client and AsyncClient."""
 import asyncio
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 import time
 
@@ -17,48 +15,12 @@ import etcdlock
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests"))
 
-from etcd_harness import TlsCluster  # noqa: E402
-
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
-
-
-def _openssl(cwd, *args):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-def _ca(d, name, cn):
-    _openssl(
-        d, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-days", "2", "-subj", f"/CN={cn}", "-keyout", f"{name}.key", "-out", f"{name}.pem",
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-    )  # fmt: skip
-
-
-def _leaf(d, name, cn, san, ca):
-    _openssl(
-        d, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-subj", f"/CN={cn}", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-    )  # fmt: skip
-    (d / f"{name}.ext").write_text(
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-        f"extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName={san}\n"
-    )
-    _openssl(
-        d, "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-        "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem",
-    )  # fmt: skip
+from etcd_harness import TlsCluster, make_certs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    _ca(d, "ca", "test CA")
-    _ca(d, "other", "unrelated CA")
-    _leaf(d, "server", "etcd server", "IP:127.0.0.1,DNS:localhost", "ca")
-    _leaf(d, "client", "etcdlock test client", "DNS:client.invalid", "ca")  # no etcd user of that name
-    _leaf(d, "stranger", "stranger", "DNS:client.invalid", "other")
-    return d
+    return pathlib.Path(make_certs(str(tmp_path_factory.mktemp("tls"))))
 
 
 @pytest.fixture(scope="module")
