@@ -3,6 +3,10 @@
  */
 export type Bytes = string | Uint8Array;
 export type ErrorCode = keyof typeof codes;
+/**
+ * PEM text: a string, or its bytes (as `tls.connect` takes `ca`, `cert` and `key`).
+ */
+export type Pem = string | Uint8Array;
 export type LostReason = "expired" | "revoked" | "key_deleted" | "closed";
 /**
  * One change seen by a watch.
@@ -57,6 +61,31 @@ export type ClientOptions = {
      * requests in flight at once (default 256)
      */
     maxInFlight?: number;
+    /**
+     * for `https://` endpoints (without it they trust the system's roots)
+     */
+    tls?: TlsOptions;
+};
+/**
+ * TLS settings for `https://` endpoints (giving them with `http://` endpoints is `INVALID_ARGUMENT`).
+ */
+export type TlsOptions = {
+    /**
+     * CA certificates that sign the members' certificates (default: the system's roots)
+     */
+    ca?: Pem | Pem[];
+    /**
+     * this client's certificate chain, for members that require client certificates (mTLS)
+     */
+    cert?: Pem;
+    /**
+     * the private key of `cert`
+     */
+    key?: Pem;
+    /**
+     * the name to check in the members' certificates instead of each endpoint's host
+     */
+    serverName?: string;
 };
 export type LockOptions = {
     /**
@@ -94,6 +123,15 @@ export type WatchOptions = {
  * @property {number} [requestTimeout] overrides `timeout` for each request
  * @property {{ user: string, password: string }} [auth] for etcd with authentication enabled
  * @property {number} [maxInFlight] requests in flight at once (default 256)
+ * @property {TlsOptions} [tls] for `https://` endpoints (without it they trust the system's roots)
+ */
+/**
+ * TLS settings for `https://` endpoints (giving them with `http://` endpoints is `INVALID_ARGUMENT`).
+ * @typedef {object} TlsOptions
+ * @property {Pem | Pem[]} [ca] CA certificates that sign the members' certificates (default: the system's roots)
+ * @property {Pem} [cert] this client's certificate chain, for members that require client certificates (mTLS)
+ * @property {Pem} [key] the private key of `cert`
+ * @property {string} [serverName] the name to check in the members' certificates instead of each endpoint's host
  */
 /**
  * @typedef {object} LockOptions

@@ -164,6 +164,48 @@ function toSignal(v) {
   return v;
 }
 
+/**
+ * PEM text: a string, or its bytes (as `tls.connect` takes `ca`, `cert` and `key`).
+ * @typedef {string | Uint8Array} Pem
+ */
+
+const TLS_KEYS = ['ca', 'cert', 'key', 'serverName'];
+
+/** @param {unknown} v @param {string} what @returns {Buffer} */
+function toPem(v, what) {
+  if (typeof v === 'string') return Buffer.from(v, 'utf8');
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  throw invalid(`${what} must be PEM text (a string or a Buffer), got ${describe(v)}`);
+}
+
+/** The `tls` option for the native side: PEM as bytes; the PEM itself is checked by core. */
+function toTls(v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid(`tls must be an object, got ${describe(v)}`);
+  for (const k of Object.keys(v)) {
+    // A typo or an option of tls.connect we do not have (rejectUnauthorized, servername...)
+    // must not go unnoticed: it would connect with other settings than the caller meant.
+    if (!TLS_KEYS.includes(k)) throw invalid(`tls.${k} is not an option (tls takes ${TLS_KEYS.join(', ')})`);
+  }
+  /** @type {{ ca?: Buffer, cert?: Buffer, key?: Buffer, serverName?: string }} */
+  const t = {};
+  if (v.ca !== undefined && v.ca !== null) {
+    // Several CAs: an array of PEMs, like tls.connect's `ca`.
+    const cas = Array.isArray(v.ca) ? v.ca : [v.ca];
+    if (cas.length === 0) throw invalid('tls.ca must not be an empty array');
+    t.ca = Buffer.concat(cas.flatMap((c, i) => [toPem(c, Array.isArray(v.ca) ? `tls.ca[${i}]` : 'tls.ca'), Buffer.from('\n')]));
+  }
+  if (v.cert !== undefined && v.cert !== null) t.cert = toPem(v.cert, 'tls.cert');
+  if (v.key !== undefined && v.key !== null) t.key = toPem(v.key, 'tls.key');
+  if (v.serverName !== undefined && v.serverName !== null) {
+    if (typeof v.serverName !== 'string' || v.serverName === '') {
+      throw invalid(`tls.serverName must be a non-empty string, got ${describe(v.serverName)}`);
+    }
+    t.serverName = v.serverName;
+  }
+  return t;
+}
+
 function toCallback(v) {
   if (typeof v !== 'function') throw invalid(`callback must be a function, got ${describe(v)}`);
   return v;
@@ -560,6 +602,16 @@ class Watch {
  * @property {number} [requestTimeout] overrides `timeout` for each request
  * @property {{ user: string, password: string }} [auth] for etcd with authentication enabled
  * @property {number} [maxInFlight] requests in flight at once (default 256)
+ * @property {TlsOptions} [tls] for `https://` endpoints (without it they trust the system's roots)
+ */
+
+/**
+ * TLS settings for `https://` endpoints (giving them with `http://` endpoints is `INVALID_ARGUMENT`).
+ * @typedef {object} TlsOptions
+ * @property {Pem | Pem[]} [ca] CA certificates that sign the members' certificates (default: the system's roots)
+ * @property {Pem} [cert] this client's certificate chain, for members that require client certificates (mTLS)
+ * @property {Pem} [key] the private key of `cert`
+ * @property {string} [serverName] the name to check in the members' certificates instead of each endpoint's host
  */
 
 /**
@@ -613,6 +665,8 @@ class Client {
       }
       opts.maxInFlight = o.maxInFlight;
     }
+    const tls = toTls(o.tls);
+    if (tls) opts.tls = tls;
     installExitHook();
     this.#connecting = native.NativeClient.connect(opts).then(
       (n) => (this.#native = n),

@@ -70,6 +70,15 @@ export interface ConnectOptions {
   user?: string
   password?: string
   maxInFlight?: number
+  tls?: ConnectTls
+}
+
+/** TLS settings: PEM text (the wrapper turns strings into bytes), checked by core at connect. */
+export interface ConnectTls {
+  ca?: Buffer
+  cert?: Buffer
+  key?: Buffer
+  serverName?: string
 }
 
 /**

@@ -1,5 +1,5 @@
 // Type-checked by test/types.test.js against the generated index.d.ts (not run).
-import { Client, EtcdlockError, codes, type Lock, type WatchEvent, type LostReason } from 'etcdlock';
+import { Client, EtcdlockError, codes, type Lock, type WatchEvent, type LostReason, type TlsOptions } from 'etcdlock';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
   const client = new Client({ endpoints: ['http://127.0.0.1:2379'], timeout: 5000 });
@@ -30,4 +30,9 @@ export async function demo(signal: AbortSignal): Promise<bigint> {
   }
   await client.close();
   return token;
+}
+
+export async function secured(ca: string, cert: Buffer, key: Buffer): Promise<Client> {
+  const tls: TlsOptions = { ca: [ca, cert], cert, key, serverName: 'etcd.example' };
+  return Client.connect({ endpoints: ['https://10.0.0.1:2379'], tls, auth: { user: 'app', password: 'secret' } });
 }

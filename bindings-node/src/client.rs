@@ -4,7 +4,7 @@ use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
 use crate::promise;
 use crate::watch::NativeWatch;
-use etcdlock::{ClientOptions, LockOptions, WatchOptions};
+use etcdlock::{ClientOptions, LockOptions, Pem, TlsOptions, WatchOptions};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -24,6 +24,23 @@ pub struct ConnectOptions {
     pub user: Option<String>,
     pub password: Option<String>,
     pub max_in_flight: Option<u32>,
+    pub tls: Option<ConnectTls>,
+}
+
+/// TLS settings: PEM text (the wrapper turns strings into bytes), checked by core at connect.
+#[napi(object)]
+pub struct ConnectTls {
+    pub ca: Option<Buffer>,
+    pub cert: Option<Buffer>,
+    pub key: Option<Buffer>,
+    pub server_name: Option<String>,
+}
+
+impl From<ConnectTls> for TlsOptions {
+    fn from(t: ConnectTls) -> TlsOptions {
+        let pem = |b: Option<Buffer>| b.map(|b| Pem::Bytes(b.to_vec()));
+        TlsOptions { ca: pem(t.ca), cert: pem(t.cert), key: pem(t.key), server_name: t.server_name }
+    }
 }
 
 /// Milliseconds from JS: non-positive or NaN is zero, and too many for a `Duration` (Infinity
@@ -51,6 +68,7 @@ impl NativeClient {
         if let Some(n) = opts.max_in_flight {
             copts.max_in_flight = n as usize;
         }
+        copts.tls = opts.tls.map(TlsOptions::from);
         let endpoints = opts.endpoints;
         promise::spawn(env, async move { etcdlock::Client::connect(endpoints, copts).await }, |_, client| {
             Ok(NativeClient { client })

@@ -12,18 +12,26 @@ const REPO = path.resolve(PKG, '..');
 const HARNESS = path.join(REPO, 'tests', 'etcd_harness.py');
 const ETCDCTL = process.env.ETCDCTL_BIN || path.join(REPO, '.tools', 'bin', 'etcdctl');
 
-let endpoints = process.env.ETCDLOCK_ENDPOINTS;
-if (!endpoints) {
+/**
+ * Starts a throwaway etcd with tests/etcd_harness.py (`args`, e.g. `['--tls', certDir]`), stopped
+ * when this process exits; returns the lines the harness printed (the endpoints).
+ */
+function startEtcd(args = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcdlock-node-test-'));
   const state = path.join(dir, 'etcd.json');
-  const r = spawnSync('python3', [HARNESS, 'start', '--members', '1', '--state', state], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('python3', [HARNESS, 'start', ...args, '--state', state], { encoding: 'utf8', timeout: 60_000 });
   if (r.status !== 0) throw new Error(`cannot start etcd: ${r.stderr}`);
-  endpoints = r.stdout.trim().split('\n').pop();
-  process.env.ETCDLOCK_ENDPOINTS = endpoints;
   process.on('exit', () => {
     spawnSync('python3', [HARNESS, 'stop', '--state', state], { timeout: 30_000 });
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  return r.stdout.trim().split('\n');
+}
+
+let endpoints = process.env.ETCDLOCK_ENDPOINTS;
+if (!endpoints) {
+  endpoints = startEtcd(['--members', '1']).pop();
+  process.env.ETCDLOCK_ENDPOINTS = endpoints;
 }
 const ENDPOINTS = endpoints.split(',');
 
@@ -35,15 +43,20 @@ function prefix(tag) {
 
 /** Runs etcdctl against the test etcd; returns stdout (throws on failure). */
 function etcdctl(...args) {
+  return etcdctlAt(endpoints, ...args);
+}
+
+/** Runs etcdctl against `eps` (comma-separated); returns stdout (throws on failure). */
+function etcdctlAt(eps, ...args) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ETCDCTL_')));
-  const r = spawnSync(ETCDCTL, ['--endpoints', endpoints, ...args], { encoding: 'utf8', env, timeout: 20_000 });
+  const r = spawnSync(ETCDCTL, ['--endpoints', eps, ...args], { encoding: 'utf8', env, timeout: 20_000 });
   if (r.status !== 0) throw new Error(`etcdctl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
 
-/** Keys under `p` (as etcd sees them, via etcdctl). */
-function keysUnder(p) {
-  return etcdctl('get', '--prefix', '--keys-only', p).split('\n').filter(Boolean);
+/** Keys under `p` (as etcd sees them, via etcdctl; at `eps`, default the test etcd). */
+function keysUnder(p, eps = endpoints) {
+  return etcdctlAt(eps, 'get', '--prefix', '--keys-only', p).split('\n').filter(Boolean);
 }
 
 /** Resolves once `pred()` is true; rejects after `ms`. */
@@ -94,4 +107,4 @@ function runtimeThreads() {
     .filter((n) => n.startsWith('etcdlock-rt'));
 }
 
-module.exports = { ENDPOINTS, PKG, prefix, etcdctl, keysUnder, waitFor, runChild, runtimeThreads };
+module.exports = { ENDPOINTS, PKG, REPO, startEtcd, prefix, etcdctl, etcdctlAt, keysUnder, waitFor, runChild, runtimeThreads };
