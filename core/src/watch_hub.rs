@@ -10,12 +10,20 @@
 //! open) is noticed by asking for progress after [`IDLE`] without a message, and given up
 //! when that gets no answer within [`SILENT`]; the next stream goes to the next member
 //! ([`Paths`]).
+//!
+//! etcd checks a new watch against the auth token the stream was opened with. Once that token
+//! expired, or a change to users or roles made it old, every new watch on the stream is refused
+//! ("permission denied" on etcd 3.5, "invalid auth token" with watch ID -1 on 3.6), even for a
+//! user who may watch the key. So a refusal is taken as final only on a stream opened just after
+//! a token refresh; otherwise the hub refreshes the token and reopens the stream (every
+//! subscriber re-subscribes from where it is). etcd answers creates in the order they were
+//! sent, which tells whose create a refusal without a watch ID was.
 
 use crate::error::{Error, ErrorKind};
 use crate::kv::KeyValue;
 use crate::paths::Paths;
 use crate::runtime;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -30,6 +38,8 @@ const IDLE: Duration = Duration::from_secs(2);
 /// A member that does not answer (a progress request, or opening a stream) within this long
 /// is taken for unreachable.
 const SILENT: Duration = Duration::from_secs(2);
+/// A permission denial on a stream opened within this long after a token refresh is final.
+const FRESH: Duration = Duration::from_secs(5);
 
 /// What a subscriber wants watched.
 #[derive(Debug, Clone)]
@@ -130,10 +140,15 @@ fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
 
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut subs: HashMap<i64, mpsc::Sender<Msg>> = HashMap::new();
+    // Watch IDs created on the stream and not confirmed yet, in the order they were sent.
+    let mut unconfirmed: VecDeque<i64> = VecDeque::new();
     let mut stream: Option<Stream> = None;
     // When the stream was last heard from, and when progress was asked for since.
     let mut heard = Instant::now();
     let mut asked: Option<Instant> = None;
+    // When the hub last refreshed the auth token, and whether the stream opened after it.
+    let mut refreshed: Option<Instant> = None;
+    let mut fresh = false;
     loop {
         let check = match asked {
             Some(at) => at + SILENT,
@@ -161,6 +176,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                             Some(s) => {
                                 stream = Some(s);
                                 (heard, asked) = (Instant::now(), None);
+                                fresh = refreshed.is_some_and(|at| at.elapsed() < FRESH);
                                 true
                             }
                             None => false,
@@ -168,28 +184,42 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                     };
                     if ok {
                         subs.insert(id, tx);
+                        unconfirmed.push_back(id);
                     } else {
                         // Dropping `tx` tells the subscriber to try again (with backoff).
-                        move_on(&mut paths, &mut stream, &mut subs);
+                        move_on(&mut paths, &mut stream, &mut subs, &mut unconfirmed);
                     }
                 }
             },
             resp = next_response(&mut stream) => match resp {
                 Some(resp) => {
                     (heard, asked) = (Instant::now(), None);
-                    if let Some(id) = dispatch(resp, &mut subs) {
-                        if let Some(s) = stream.as_mut() {
-                            let _ = s.0.cancel(id).await;
+                    match dispatch(resp, &mut subs, &mut unconfirmed, fresh) {
+                        Next::Go => {}
+                        Next::Cancel(id) => {
+                            if let Some(s) = stream.as_mut() {
+                                let _ = s.0.cancel(id).await;
+                            }
+                        }
+                        Next::Refresh => {
+                            if let Some(etcd) = paths.client(SILENT).await {
+                                let _ = tokio::time::timeout(SILENT, etcd.refresh_token()).await;
+                            }
+                            refreshed = Some(Instant::now());
+                            // Same member; every subscriber re-subscribes from where it is.
+                            stream = None;
+                            subs.clear();
+                            unconfirmed.clear();
                         }
                     }
                 }
                 // Broken: every subscriber re-subscribes from where it is.
-                None => move_on(&mut paths, &mut stream, &mut subs),
+                None => move_on(&mut paths, &mut stream, &mut subs, &mut unconfirmed),
             },
             _ = tokio::time::sleep_until(check), if watching => {
                 if asked.is_some() {
                     // No answer: the member is unreachable.
-                    move_on(&mut paths, &mut stream, &mut subs);
+                    move_on(&mut paths, &mut stream, &mut subs, &mut unconfirmed);
                 } else if let Some(s) = stream.as_mut() {
                     let _ = s.0.request_progress().await;
                     asked = Some(Instant::now());
@@ -201,10 +231,16 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
 
 /// Drops the stream and every subscriber (each re-subscribes from where it is, and with that
 /// the next stream opens on the next member).
-fn move_on(paths: &mut Paths, stream: &mut Option<Stream>, subs: &mut HashMap<i64, mpsc::Sender<Msg>>) {
+fn move_on(
+    paths: &mut Paths,
+    stream: &mut Option<Stream>,
+    subs: &mut HashMap<i64, mpsc::Sender<Msg>>,
+    unconfirmed: &mut VecDeque<i64>,
+) {
     paths.next();
     *stream = None;
     subs.clear();
+    unconfirmed.clear();
 }
 
 /// Opens a stream on the current member with the watch `id`, within [`SILENT`].
@@ -232,14 +268,42 @@ async fn next_response(stream: &mut Option<Stream>) -> Option<etcd_client::Watch
     }
 }
 
-/// Hands a response to its subscriber; returns a watch ID to cancel on the server when the
-/// subscriber was cut off for being too slow.
-fn dispatch(resp: etcd_client::WatchResponse, subs: &mut HashMap<i64, mpsc::Sender<Msg>>) -> Option<i64> {
-    let id = resp.watch_id();
-    let tx = subs.get(&id)?;
+/// What the hub does after handing a response on.
+enum Next {
+    Go,
+    /// Cancel this watch on the server: its subscriber was cut off for being too slow.
+    Cancel(i64),
+    /// Refresh the auth token and reopen the stream: a watch was refused on a stream whose
+    /// token may be stale.
+    Refresh,
+}
+
+/// Hands a response to its subscriber. `fresh`: the stream was opened just after a token
+/// refresh, so a refusal on it is final.
+fn dispatch(
+    resp: etcd_client::WatchResponse,
+    subs: &mut HashMap<i64, mpsc::Sender<Msg>>,
+    unconfirmed: &mut VecDeque<i64>,
+    fresh: bool,
+) -> Next {
+    let mut id = resp.watch_id();
+    if resp.created() {
+        match unconfirmed.iter().position(|&u| u == id) {
+            Some(at) => drop(unconfirmed.remove(at)),
+            // Refused before it got its ID: the oldest create not yet answered.
+            None if id < 0 => id = unconfirmed.pop_front().unwrap_or(id),
+            None => {}
+        }
+    }
+    // A watch refused at creation was never created: `Client::watch` fails with the reason.
+    let refused = resp.canceled() && refused_for_auth(resp.cancel_reason());
+    if refused && !fresh {
+        return Next::Refresh;
+    }
+    let Some(tx) = subs.get(&id) else { return Next::Go };
     let revision = resp.header().map_or(0, |h| h.revision());
     let mut msgs = Vec::with_capacity(2);
-    if resp.created() {
+    if resp.created() && !refused {
         msgs.push(Msg::Created { revision });
     }
     if !resp.events().is_empty() {
@@ -251,10 +315,10 @@ fn dispatch(resp: etcd_client::WatchResponse, subs: &mut HashMap<i64, mpsc::Send
         } else if resp.cancel_reason().is_empty() {
             // Cancelled without a reason: the member lost its leader (require-leader).
             subs.remove(&id);
-            return None;
+            return Next::Go;
         } else {
             let reason = resp.cancel_reason();
-            let kind = if reason.contains("permission") { ErrorKind::Auth } else { ErrorKind::InvalidArgument };
+            let kind = if refused { ErrorKind::Auth } else { ErrorKind::InvalidArgument };
             Error::new(kind, format!("watch cancelled by etcd: {reason}"))
         };
         msgs.push(Msg::Failed(err));
@@ -265,15 +329,20 @@ fn dispatch(resp: etcd_client::WatchResponse, subs: &mut HashMap<i64, mpsc::Send
             // close, re-subscribes, and gets the same answer again.
             let _ = tx.try_send(m);
             subs.remove(&id);
-            return None;
+            return Next::Go;
         }
         if tx.try_send(m).is_err() {
             // Too slow (or gone): cut it off; it resumes from its last revision.
             subs.remove(&id);
-            return Some(id);
+            return Next::Cancel(id);
         }
     }
-    None
+    Next::Go
+}
+
+/// Whether etcd refused a watch for its auth token or the user's permissions.
+fn refused_for_auth(reason: &str) -> bool {
+    reason.contains("permission") || Error::new(ErrorKind::Auth, reason).is_stale_token()
 }
 
 fn convert(e: &etcd_client::Event) -> WatchEvent {

@@ -80,7 +80,20 @@ async fn a_user_granted_one_prefix_connects_and_works_inside_it() {
     let started = std::time::Instant::now();
     assert_eq!(client.get(b"other").await.unwrap_err().kind(), ErrorKind::Auth);
     assert_eq!(client.mutex("other", 5).unwrap().lock().await.unwrap_err().kind(), ErrorKind::Auth);
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    let denied = client.watch("other", Default::default()).await.err().expect("a watch outside the prefix fails");
+    assert_eq!(denied.kind(), ErrorKind::Auth, "{denied}");
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    // The watch inside goes on (its stream was reopened once to tell a stale token from a denial).
+    client.put(b"app/k2", b"v", None).await.unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(5), async {
+        for _ in 0..50 {
+            if w.next().await.unwrap().unwrap().kv.key == b"app/k2" {
+                return true;
+            }
+        }
+        false
+    });
+    assert!(seen.await.unwrap(), "the watch inside did not deliver app/k2");
     lease.revoke().await.unwrap();
     client.close().await;
 }
@@ -114,4 +127,48 @@ async fn expired_tokens_are_refreshed_for_requests_and_a_lock_held_past_them() {
     assert!(started.elapsed() < Duration::from_secs(2));
     a.close().await;
     b.close().await;
+}
+
+// covers: AUTH-REFRESH-002
+#[tokio::test]
+async fn a_token_made_old_by_a_role_change_is_refreshed_for_requests_watches_and_keepalives() {
+    let etcd = with_app_user(&[]);
+    let client = etcdlock::Client::connect(etcd.endpoints(), app()).await.unwrap();
+    // A watch stream and a keepalive stream opened with the token of the current auth revision.
+    let mut before = client.watch("app/w1", Default::default()).await.unwrap();
+    let g = client.mutex("app/held", 3).unwrap().lock().await.unwrap();
+    // Any change to users or roles makes every token issued before it old.
+    ctl(&etcd, &["role", "grant-permission", "app", "read", "elsewhere"]);
+    client.put(b"app/after", b"1", None).await.expect("a request with an old token");
+    // A new watch on the open stream: etcd checks the stream's (old) token.
+    let mut after = client.watch("app/w2", Default::default()).await.expect("a watch created with an old token");
+    client.put(b"app/w1", b"a", None).await.unwrap();
+    client.put(b"app/w2", b"b", None).await.unwrap();
+    for (w, key) in [(&mut before, &b"app/w1"[..]), (&mut after, b"app/w2")] {
+        let e = tokio::time::timeout(Duration::from_secs(5), w.next()).await.expect("an event in time").unwrap().unwrap();
+        assert_eq!(e.kv.key, key);
+    }
+    // Held past its TTL twice over: keepalives went on.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    assert!(g.is_held());
+    g.release().await.expect("the release with an old token");
+    let out = etcd.etcdctl(&["--user", "root:rootpw", "get", "--prefix", "--keys-only", "app/held"]);
+    assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty(), "queue key left");
+    client.close().await;
+}
+
+// covers: AUTH-REFRESH-001
+#[tokio::test]
+async fn a_watch_created_on_a_stream_idle_past_the_token_lifetime_works() {
+    let etcd = with_app_user(&["--auth-token-ttl", "2"]);
+    let client = etcdlock::Client::connect(etcd.endpoints(), app()).await.unwrap();
+    let mut before = client.watch("app/w1", Default::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut after = client.watch("app/w2", Default::default()).await.expect("a watch created with an expired token");
+    client.put(b"app/w1", b"a", None).await.unwrap();
+    client.put(b"app/w2", b"b", None).await.unwrap();
+    for (w, key) in [(&mut before, &b"app/w1"[..]), (&mut after, b"app/w2")] {
+        let e = tokio::time::timeout(Duration::from_secs(5), w.next()).await.expect("an event in time").unwrap().unwrap();
+        assert_eq!(e.kv.key, key);
+    }
 }
