@@ -40,13 +40,14 @@ fn generate(crate_dir: &std::path::Path) -> String {
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     let v = |k: &str| std::env::var(k).unwrap();
     let (major, minor, patch) = (v("CARGO_PKG_VERSION_MAJOR"), v("CARGO_PKG_VERSION_MINOR"), v("CARGO_PKG_VERSION_PATCH"));
+    let own = config.after_includes.take().unwrap_or_default();
     config.after_includes = Some(format!(
         "\n#define ETCDLOCK_VERSION_MAJOR {major}\n#define ETCDLOCK_VERSION_MINOR {minor}\n#define ETCDLOCK_VERSION_PATCH {patch}\n\
          #define ETCDLOCK_VERSION \"{}\"\n\
          /** Major * 10000 + minor * 100 + patch, for #if comparisons. */\n\
          #define ETCDLOCK_VERSION_NUMBER ({major} * 10000 + {minor} * 100 + {patch})\n\n\
          /** Wait without a time limit (for every `timeout_ms` argument). */\n\
-         #define ETCDLOCK_WAIT_FOREVER ((int64_t)-1)\n",
+         #define ETCDLOCK_WAIT_FOREVER ((int64_t)-1)\n{own}",
         v("CARGO_PKG_VERSION")
     ));
     let mut buf = Vec::new();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
 # temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
-# header test against a real etcd, valgrind runs of the API tests. Ends with "N passed, N failed".
+# header test against a real etcd (and two members serving TLS for test_tls.c), valgrind runs of
+# the API tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -20,7 +21,9 @@ fi
 tmp="$(mktemp -d /tmp/etcdlock-c-test.XXXXXX)"
 state="$tmp/etcd.json"
 cleanup() {
-    python3 tests/etcd_harness.py stop --state "$state" >/dev/null 2>&1 || true
+    for f in "$state" "$tmp/tls.json" "$tmp/mtls.json"; do
+        python3 tests/etcd_harness.py stop --state "$f" >/dev/null 2>&1 || true
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -76,6 +79,17 @@ fi
 endpoints="$(python3 tests/etcd_harness.py start --members 1 --state "$state")"
 export ETCDLOCK_ENDPOINTS="$endpoints" ETCDLOCK_ETCDCTL="$root/.tools/bin/etcdctl"
 echo "== C: etcd at $endpoints"
+# For test_tls.c: one member serving https with a server certificate, one that also requires
+# client certificates (certificates made with openssl in $tmp/certs; each member also serves
+# plain http, the line before its https endpoint).
+export ETCDLOCK_CERT_DIR="$tmp/certs"
+tls_out="$(python3 tests/etcd_harness.py start --tls "$ETCDLOCK_CERT_DIR" --state "$tmp/tls.json")"
+mtls_out="$(python3 tests/etcd_harness.py start --tls "$ETCDLOCK_CERT_DIR" --client-cert-auth --state "$tmp/mtls.json")"
+ETCDLOCK_TLS_ENDPOINT="$(tail -1 <<<"$tls_out")"
+ETCDLOCK_TLS_PLAIN_ENDPOINT="$(tail -2 <<<"$tls_out" | head -1)"
+ETCDLOCK_MTLS_ENDPOINT="$(tail -1 <<<"$mtls_out")"
+export ETCDLOCK_TLS_ENDPOINT ETCDLOCK_TLS_PLAIN_ENDPOINT ETCDLOCK_MTLS_ENDPOINT
+echo "== C: TLS etcd at $ETCDLOCK_TLS_ENDPOINT, mTLS etcd at $ETCDLOCK_MTLS_ENDPOINT"
 
 echo "== C: install into a temp PREFIX, build the examples with pkg-config, run them"
 prefix="$tmp/prefix"
@@ -105,13 +119,23 @@ else
     record FAIL "examples/async.c (callbacks)"
 fi
 
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/tls.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/tls" \
+    && ETCDLOCK_TLS_ENDPOINTS="$ETCDLOCK_MTLS_ENDPOINT" ETCDLOCK_CA_FILE="$ETCDLOCK_CERT_DIR/ca.pem" \
+        ETCDLOCK_CERT_FILE="$ETCDLOCK_CERT_DIR/client.pem" ETCDLOCK_KEY_FILE="$ETCDLOCK_CERT_DIR/client.key" \
+        run_quiet tls 60 "$tmp/tls" && grep -q '^done$' "$tmp/tls.out"; then
+    record ok "examples/tls.c (mTLS) builds and runs"
+else
+    record FAIL "examples/tls.c (mTLS)"
+fi
+
 echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 # LeakSanitizer would report the Rust runtime's one-time allocations; leaks are checked by
 # the valgrind run below instead.
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_conn; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else

@@ -22,6 +22,27 @@
 
 /** Wait without a time limit (for every `timeout_ms` argument). */
 #define ETCDLOCK_WAIT_FOREVER ((int64_t)-1)
+/**
+ * Initialises `*opts` (a typed pointer to an etcdlock_client_options) with every default and
+ * `struct_size = sizeof *opts` as this program is compiled: the library then reads only the
+ * fields this program knows. C and C++. Returns ETCDLOCK_OK, or ETCDLOCK_E_INVALID_ARGUMENT for NULL.
+ *
+ *     etcdlock_client_options opts;
+ *     etcdlock_client_options_init(&opts);
+ *     opts.ca_file = "/etc/etcd/ca.pem";
+ */
+#define etcdlock_client_options_init(opts) etcdlock_client_options_init_sized((opts), sizeof *(opts))
+
+/**
+ * An initialiser with every option at its default (zero) and `struct_size` set:
+ * `etcdlock_client_options opts = ETCDLOCK_CLIENT_OPTIONS_INIT;` (C99 and C++11).
+ */
+#ifdef __cplusplus
+#define ETCDLOCK_CLIENT_OPTIONS_INIT \
+    ([] { etcdlock_client_options o_ = {}; o_.struct_size = (uint32_t)sizeof o_; return o_; }())
+#else
+#define ETCDLOCK_CLIENT_OPTIONS_INIT {.struct_size = (uint32_t)sizeof(etcdlock_client_options)}
+#endif
 
 
 /**
@@ -160,30 +181,90 @@ typedef struct etcdlock_lock etcdlock_lock;
 typedef struct etcdlock_watch etcdlock_watch;
 
 /**
- * Options for etcdlock_client_new. Zero (or NULL) fields mean the defaults, so a
- * zero-initialised struct is valid; etcdlock_client_options_init fills in the defaults.
+ * Options for etcdlock_client_new.
+ *
+ * **Versioned by size.** The first member, `struct_size`, says how many bytes of this struct
+ * the caller has: set it with `ETCDLOCK_CLIENT_OPTIONS_INIT` (C: all defaults) or
+ * `etcdlock_client_options_init(&opts)` (C and C++: explicit defaults), never by hand. The
+ * library reads only the fields that lie within `struct_size`; fields a program compiled
+ * against an older, smaller struct does not have take their defaults. Newer fields are only
+ * ever appended, and a zero (or NULL) field always means its default. A `struct_size` of 0,
+ * smaller than the first version of this struct, larger than 4096, or not a multiple of the
+ * struct's alignment is ETCDLOCK_E_INVALID_ARGUMENT; so is a larger struct (a program built
+ * against a newer library) that sets fields this library does not know.
+ *
+ * TLS (for `https://` endpoints): the CA, the client certificate and its key each come from a
+ * file (`*_file`) or from a PEM buffer in memory (`*_pem` + `*_pem_len`), not both. Without a
+ * CA the system's roots are trusted. TLS fields with `http://` endpoints are
+ * ETCDLOCK_E_INVALID_ARGUMENT. All strings and buffers are copied by etcdlock_client_new.
  */
 typedef struct etcdlock_client_options {
   /**
-   * Bound on the first connection and its probe, in ms (default 5000).
+   * sizeof(etcdlock_client_options) as the caller was compiled (set by the initialisers).
+   */
+  uint32_t struct_size;
+  /**
+   * At most this many requests of this client in flight at once (0 = 256).
+   */
+  uint32_t max_in_flight;
+  /**
+   * Bound on the first connection and its probe, in ms (0 = 5000).
    */
   int64_t connect_timeout_ms;
   /**
-   * Bound on each request, retries included, in ms (default 5000).
+   * Bound on each request, retries included, in ms (0 = 5000).
    */
   int64_t request_timeout_ms;
   /**
-   * User name for etcd with authentication enabled, or NULL. Copied by etcdlock_client_new.
+   * User name for etcd with authentication enabled, or NULL.
    */
   const char *user;
   /**
-   * Password for `user` (required when `user` is set). Copied by etcdlock_client_new.
+   * Password for `user` (required when `user` is set). Never shown in error messages.
    */
   const char *password;
   /**
-   * At most this many requests of this client in flight at once (default 256).
+   * Path of a PEM file with the CA certificates that sign the members' certificates, or NULL.
    */
-  uint32_t max_in_flight;
+  const char *ca_file;
+  /**
+   * The same as PEM text in memory (`ca_pem_len` bytes), or NULL.
+   */
+  const uint8_t *ca_pem;
+  /**
+   * Length of `ca_pem` in bytes.
+   */
+  size_t ca_pem_len;
+  /**
+   * Path of this client's certificate chain (PEM) for members that require client
+   * certificates (mTLS), or NULL. Needs the key too.
+   */
+  const char *cert_file;
+  /**
+   * The same as PEM text in memory (`cert_pem_len` bytes), or NULL.
+   */
+  const uint8_t *cert_pem;
+  /**
+   * Length of `cert_pem` in bytes.
+   */
+  size_t cert_pem_len;
+  /**
+   * Path of the private key (PEM) of the client certificate, or NULL. Never shown in errors.
+   */
+  const char *key_file;
+  /**
+   * The same as PEM text in memory (`key_pem_len` bytes), or NULL.
+   */
+  const uint8_t *key_pem;
+  /**
+   * Length of `key_pem` in bytes.
+   */
+  size_t key_pem_len;
+  /**
+   * The name to check in the members' certificates instead of each endpoint's host (for
+   * endpoints given by IP whose certificates name a DNS name), or NULL.
+   */
+  const char *server_name;
 } etcdlock_client_options;
 
 /**
@@ -235,13 +316,13 @@ bool etcdlock_cancel_is_triggered(const struct etcdlock_cancel *cancel);
 void etcdlock_cancel_free(struct etcdlock_cancel *cancel);
 
 /**
- * Fills `opts` with the defaults (5 s timeouts, no user, 256 requests in flight).
- */
-int etcdlock_client_options_init(struct etcdlock_client_options *opts);
-
-/**
- * Connects to `endpoints` ("http://a:2379,http://b:2379"; `host:port` works too) and checks
- * that the cluster answers within the connect timeout. `opts` may be NULL for defaults.
+ * Connects to `endpoints` ("http://a:2379,http://b:2379"; `host:port` works too;
+ * "https://..." for TLS, all of one scheme) and checks that the cluster answers within the
+ * connect timeout. `opts` may be NULL for defaults; otherwise its `struct_size` must be set
+ * (see etcdlock_client_options). A member certificate that is not trusted or names another
+ * host, or `https://` to a plain member, is ETCDLOCK_E_UNAVAILABLE; a client certificate the
+ * member refuses is ETCDLOCK_E_AUTH; unreadable or malformed PEM is
+ * ETCDLOCK_E_INVALID_ARGUMENT naming the file.
  * On success writes a new client to `*out` (free it with etcdlock_client_free).
  */
 int etcdlock_client_new(const char *endpoints,
@@ -456,6 +537,14 @@ int etcdlock_lock_acquire_async(struct etcdlock_client *client,
  * this returns. The lock may be freed before `cb` runs.
  */
 int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb, void *user_data);
+
+/**
+ * Fills the first `struct_size` bytes of `opts` with the defaults (5 s timeouts, no user,
+ * 256 requests in flight, no TLS) and sets `opts->struct_size`. Call it through the
+ * `etcdlock_client_options_init(&opts)` macro, which passes `sizeof opts` as the program was
+ * compiled. A bad size writes nothing and is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_client_options_init_sized(struct etcdlock_client_options *opts, size_t struct_size);
 
 /**
  * Optional, before exit: closes every client (revoking their leases, within `timeout_ms`)

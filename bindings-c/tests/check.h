@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "etcdlock.h"
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +61,19 @@ static inline const char *endpoints(void) {
     return e ? e : "http://127.0.0.1:2379";
 }
 
-/* Runs `etcdctl ARGS` against the test etcd; returns its stdout (caller frees) or NULL. */
-static inline char *etcdctl(const char *args) {
+/* A client of the test etcd with the default options (a failure is a failed check). */
+static inline etcdlock_client *connect_client(void) {
+    etcdlock_client *c = NULL;
+    CHECK_RC(etcdlock_client_new(endpoints(), NULL, &c), ETCDLOCK_OK);
+    return c;
+}
+
+/* Runs `etcdctl ARGS` against the member(s) at `eps` (plain http); returns its stdout and
+ * stderr (caller frees) or NULL. */
+static inline char *etcdctl_at(const char *eps, const char *args) {
     const char *bin = getenv("ETCDLOCK_ETCDCTL");
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 %s --endpoints=%s %s 2>&1", bin ? bin : "etcdctl", endpoints(), args);
+    snprintf(cmd, sizeof cmd, "ETCDCTL_API=3 %s --endpoints=%s %s 2>&1", bin ? bin : "etcdctl", eps, args);
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     size_t cap = 4096, len = 0;
@@ -84,6 +93,25 @@ static inline char *etcdctl(const char *args) {
         fprintf(stderr, "  etcdctl %s failed: %s\n", args, out ? out : "");
     }
     return out;
+}
+
+/* Runs `etcdctl ARGS` against the test etcd. */
+static inline char *etcdctl(const char *args) {
+    return etcdctl_at(endpoints(), args);
+}
+
+/* Runs etcdctl with printf-style arguments; returns whether it printed something. */
+static inline int ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int ctl(const char *fmt, ...) {
+    char args[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *out = etcdctl(args);
+    int ok = out && out[0];
+    free(out);
+    return ok;
 }
 
 /* Number of keys under `prefix` in etcd (via etcdctl), or -1. */

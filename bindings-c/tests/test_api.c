@@ -15,12 +15,6 @@ static etcdlock_client *g_client;
 
 #define K(s) (const uint8_t *)(s), strlen(s)
 
-static etcdlock_client *connect_client(void) {
-    etcdlock_client *c = NULL;
-    CHECK_RC(etcdlock_client_new(endpoints(), NULL, &c), ETCDLOCK_OK);
-    return c;
-}
-
 /* covers: ERR-NULL-001 (etcdlock_last_error with a NULL buffer writes nothing) */
 static void test_status_and_errors(void) {
     CHECK(strcmp(etcdlock_status_str(ETCDLOCK_OK), "ETCDLOCK_OK") == 0);
@@ -55,12 +49,13 @@ static void test_status_and_errors(void) {
 /* covers: CONN-BADURL-001 (empty endpoint list, malformed URLs: INVALID_ARGUMENT, output untouched) */
 /* covers: ERR-NULL-001 (etcdlock_client_options_init, etcdlock_client_new, etcdlock_client_free) */
 static void test_client_options_and_new(void) {
-    CHECK_RC(etcdlock_client_options_init(NULL), ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK_RC(etcdlock_client_options_init((etcdlock_client_options *)NULL), ETCDLOCK_E_INVALID_ARGUMENT);
     etcdlock_client_options o;
     memset(&o, 0xff, sizeof o);
     CHECK_RC(etcdlock_client_options_init(&o), ETCDLOCK_OK);
-    CHECK(o.connect_timeout_ms == 5000 && o.request_timeout_ms == 5000);
+    CHECK(o.struct_size == sizeof o && o.connect_timeout_ms == 5000 && o.request_timeout_ms == 5000);
     CHECK(o.user == NULL && o.password == NULL && o.max_in_flight == 256);
+    CHECK(o.ca_file == NULL && o.ca_pem == NULL && o.ca_pem_len == 0 && o.server_name == NULL);
 
     etcdlock_client *c = (etcdlock_client *)0x1;
     CHECK_RC(etcdlock_client_new(NULL, NULL, &c), ETCDLOCK_E_INVALID_ARGUMENT);
@@ -91,9 +86,9 @@ static void test_client_options_and_new(void) {
     CHECK_RC(etcdlock_client_new("http://127.0.0.1:0", NULL, &c), ETCDLOCK_E_INVALID_ARGUMENT);
     CHECK(c == (etcdlock_client *)0x1);
 
-    /* Zeroed options are the defaults; several endpoints and bare host:port are accepted. */
-    etcdlock_client_options zero;
-    memset(&zero, 0, sizeof zero);
+    /* ETCDLOCK_CLIENT_OPTIONS_INIT: the defaults; several endpoints and bare host:port are
+     * accepted. (Sizes of the options struct: test_options.c.) */
+    etcdlock_client_options zero = ETCDLOCK_CLIENT_OPTIONS_INIT;
     char eps[600];
     snprintf(eps, sizeof eps, "%s,%s", endpoints(), endpoints());
     etcdlock_client *ok = NULL;

@@ -52,12 +52,6 @@ static int keys_reach(const char *prefix, int n) {
     return count_keys(prefix) == n;
 }
 
-static etcdlock_client *connect_client(void) {
-    etcdlock_client *c = NULL;
-    CHECK_RC(etcdlock_client_new(endpoints(), NULL, &c), ETCDLOCK_OK);
-    return c;
-}
-
 /* covers: LOCK-BASIC-001, LOCK-TOKEN-001, LOCK-RELEASE-001 (through the _async calls) */
 static void test_acquire_and_release(void) {
     char name[128], prefix[140];

@@ -19,6 +19,9 @@ int main() {
     const char *eps = std::getenv("ETCDLOCK_ENDPOINTS");
     etcdlock_client_options opts;
     EXPECT(etcdlock_client_options_init(&opts) == ETCDLOCK_OK);
+    EXPECT(opts.struct_size == sizeof opts && opts.connect_timeout_ms == 5000);
+    etcdlock_client_options defaults = ETCDLOCK_CLIENT_OPTIONS_INIT; // C++11 form of the macro
+    EXPECT(defaults.struct_size == sizeof defaults && defaults.ca_file == nullptr && defaults.max_in_flight == 0);
     etcdlock_client *client = nullptr;
     EXPECT(etcdlock_client_new(eps ? eps : "http://127.0.0.1:2379", &opts, &client) == ETCDLOCK_OK);
     etcdlock_lock *lock = nullptr;

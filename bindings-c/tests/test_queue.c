@@ -4,29 +4,8 @@
 #include "check.h"
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 
 #define K(s) (const uint8_t *)(s), strlen(s)
-
-static etcdlock_client *connect_client(void) {
-    etcdlock_client *c = NULL;
-    CHECK_RC(etcdlock_client_new(endpoints(), NULL, &c), ETCDLOCK_OK);
-    return c;
-}
-
-/* Runs etcdctl with printf-style arguments; returns whether it printed something. */
-static int ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int ctl(const char *fmt, ...) {
-    char args[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    char *out = etcdctl(args);
-    int ok = out && out[0];
-    free(out);
-    return ok;
-}
 
 /* covers: LOCK-PREFIX-001 */
 static void test_fenced_write_under_the_prefix_is_refused(void) {
