@@ -234,3 +234,109 @@ def test_tls_arguments(tls_etcd, certs, tmp_path):
 
     with pytest.raises(ValueError, match="no-such-ca.pem"):
         asyncio.run(asyncio.wait_for(async_missing(), 30))
+
+
+APP_PASSWORD = "app-Pw-7f2a9c"  # distinctive, so that a leak into a message or repr is found
+WRONG_PASSWORD = "wrong-Pw-91c3e5"
+
+
+@pytest.fixture(scope="module")
+def auth_tls_etcd(certs):
+    """A member serving TLS with auth enabled: root, and a user `app` granted readwrite on
+    `app/` only (set up with etcdctl over the member's plain endpoint)."""
+    with TlsCluster(str(certs / "server.pem"), str(certs / "server.key")) as c:
+        for args in (
+            ("user", "add", "root:rootpw"),
+            ("user", "grant-role", "root", "root"),
+            ("role", "add", "app"),
+            ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
+            ("user", "add", f"app:{APP_PASSWORD}"),
+            ("user", "grant-role", "app", "app"),
+            ("auth", "enable"),
+        ):
+            c.etcdctl(*args)
+        yield c
+
+
+def _no_secret(*texts: str) -> None:
+    for t in texts:
+        assert APP_PASSWORD not in t and WRONG_PASSWORD not in t, f"a password leaked into: {t!r}"
+
+
+def _error_texts(e: BaseException) -> list:
+    out = []
+    while e is not None:  # the exception and whatever it was raised from
+        out += [str(e), repr(e), *(repr(a) for a in e.args)]
+        e = e.__cause__ or e.__context__
+    return out
+
+
+# covers: TLS-AUTH-001, TLS-CA-001, AUTH-PREFIX-001
+def test_user_and_password_over_tls(auth_tls_etcd, certs, prefix):
+    ca = certs / "ca.pem"
+    base = f"app/{prefix}"
+    with etcdlock.Client(auth_tls_etcd.https_endpoint, ca_file=ca, user="app", password=APP_PASSWORD, timeout=5) as client:
+        _no_secret(str(client), repr(client), repr(client._n))
+        # Inside app/: put/get, a lease, a lock with a guarded write, a watch.
+        w = client.watch(f"{base}/", prefix=True)
+        assert client.put(f"{base}/k", "v") > 0 and client.get(f"{base}/k") == b"v"
+        with client.lease(5) as lease:
+            client.put(f"{base}/leased", "l", lease=lease)
+            assert lease.is_alive()
+        with client.lock(f"{base}/lock", ttl=5, timeout=5) as lock:
+            assert client.put(f"{base}/fenced", "f", if_held=lock) > 0
+        assert next(w).key == f"{base}/k".encode()
+
+        # Outside app/: AuthError at once, not retried until a deadline.
+        started = time.monotonic()
+        for what, call in (
+            ("get", lambda: client.get("other")),
+            ("put", lambda: client.put("other", "x")),
+            ("lock", lambda: client.lock("other", ttl=5).acquire(timeout=5)),
+            ("watch", lambda: client.watch("other")),
+        ):
+            with pytest.raises(etcdlock.AuthError) as e:
+                call()
+                pytest.fail(f"{what} outside app/ did not raise AuthError")
+            _no_secret(*_error_texts(e.value))
+        assert time.monotonic() - started < 3, f"{time.monotonic() - started:.2f} s"
+        # The watch inside goes on.
+        client.put(f"{base}/k2", "v")
+        for _ in range(20):
+            if next(w).key == f"{base}/k2".encode():
+                break
+        else:
+            pytest.fail(f"the watch inside did not deliver {base}/k2")
+        w.close()
+    # Written over TLS as `app`, seen by root over the plain port.
+    assert auth_tls_etcd.etcdctl("--user", "root:rootpw", "get", "--print-value-only", f"{base}/fenced").strip() == "f"
+    assert auth_tls_etcd.etcdctl("--user", "root:rootpw", "get", "--prefix", "--keys-only", f"{base}/lock").strip() == ""
+
+    # A wrong password: AuthError at once (no loop of token refreshes), the password in no text.
+    started = time.monotonic()
+    with pytest.raises(etcdlock.AuthError) as e:
+        etcdlock.Client(auth_tls_etcd.https_endpoint, ca_file=ca, user="app", password=WRONG_PASSWORD, timeout=5)
+    assert time.monotonic() - started < 2, f"{time.monotonic() - started:.2f} s"
+    _no_secret(*_error_texts(e.value))
+
+    async def main():
+        client = etcdlock.AsyncClient(auth_tls_etcd.https_endpoint, ca_file=ca, user="app", password=APP_PASSWORD, timeout=5)
+        _no_secret(str(client), repr(client), repr(client._n))
+        async with client:
+            lock = client.lock(f"{base}/alock", ttl=5)
+            assert await lock.acquire(timeout=5)
+            assert await client.put(f"{base}/afenced", "a", if_held=lock) > 0
+            await lock.release()
+            with pytest.raises(etcdlock.AuthError) as e:
+                await client.get("other")
+            _no_secret(*_error_texts(e.value))
+        wrong = etcdlock.AsyncClient(auth_tls_etcd.https_endpoint, ca_file=ca, user="app", password=WRONG_PASSWORD, timeout=5)
+        _no_secret(repr(wrong), repr(wrong._n))
+        t0 = time.monotonic()
+        with pytest.raises(etcdlock.AuthError) as e:
+            await wrong.connect()
+        assert time.monotonic() - t0 < 2
+        _no_secret(*_error_texts(e.value))
+        await wrong.close()
+
+    asyncio.run(asyncio.wait_for(main(), 30))
