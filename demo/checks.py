@@ -150,6 +150,16 @@ def run_all(events, history, left, counter, done) -> list[tuple[bool, str]]:
     return results
 
 
+def everyone_acquired(events, labels: list[str], how: str) -> tuple[bool, str]:
+    """Every worker process took the lock at least once (a worker that cannot connect reports
+    nothing, and the other checks would pass without it)."""
+    took = {e["label"] for e in events if e["ev"] == "acquired"}
+    missing = [label for label in labels if label not in took]
+    langs = sorted({label.rsplit("-", 1)[0] for label in labels})
+    return (not missing, f"every worker ({len(labels)}: {', '.join(langs)}) took the lock {how}"
+            + (f"; never: {', '.join(missing)}" if missing else ""))
+
+
 def write_report(path, run, results, done, svg) -> str:
     acq = sorted((e for e in run.events if e["ev"] == "acquired"), key=lambda e: e["t"])
     lines = ["# etcdlock demo report", "", f"![timeline]({os.path.basename(svg)})", "", "## Checks", ""]

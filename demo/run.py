@@ -5,16 +5,22 @@
 an SVG timeline, and exits non-zero if any check fails.
 
     ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2] [--ttl 2]
-              [--episodes kill,freeze,leader,etcdctl] [--report-dir demo-report]
+              [--episodes kill,freeze,leader,etcdctl] [--report-dir demo-report] [--tls]
+
+With --tls every member serves clients over TLS and requires a client certificate (mTLS), with a
+throwaway CA, server and client certificate made for the run in a temp dir; every worker and
+`etcdctl lock` connect to the https:// endpoints with the CA, the client certificate and its key.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -26,6 +32,7 @@ sys.path.insert(0, HERE)
 import etcd_harness  # noqa: E402
 import checks  # noqa: E402
 import timeline_svg  # noqa: E402
+import tls_cluster  # noqa: E402
 import workers  # noqa: E402
 
 LOCK = "demo/lock"
@@ -45,6 +52,9 @@ def parse_args():
                    help="comma-separated subset of kill,freeze,leader,etcdctl, or 'none'")
     p.add_argument("--report-dir", default=os.path.join(REPO, "demo-report"))
     p.add_argument("--no-build", action="store_true", help="assume every worker is already built")
+    p.add_argument("--tls", action="store_true",
+                   help="members serve TLS and require client certificates (made for the run); "
+                   "every worker connects with https:// and its certificate")
     return p.parse_args()
 
 
@@ -168,25 +178,47 @@ def main() -> int:
         print(f"{BOLD}building the workers{RESET} (Rust example, Python and Node packages, C library) ...")
         workers.build([lang for lang, n in counts.items() if n > 0])
 
-    print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{RESET} (250 ms election timeout) ...")
+    cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None
+    try:
+        return demo(args, plan, counts, cert_dir)
+    finally:
+        if cert_dir:
+            shutil.rmtree(cert_dir, ignore_errors=True)
+
+
+def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
+    tls = " serving TLS, client certificates required" if cert_dir else ""
+    print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{tls}{RESET} (250 ms election timeout) ...")
     # A short election timeout keeps the leader episode brief next to the 2 s default TTL; with
     # etcd's default 1 s, an election can outlast a 2 s lease's conservative local deadline.
-    with etcd_harness.Cluster(3, fast_election=True) as cluster:
-        endpoints = cluster.endpoints_str
+    if cert_dir:
+        # The CA, server and client certificates are made here (openssl), then removed with cert_dir.
+        cluster_cm = tls_cluster.MtlsCluster(3, cert_dir, fast_election=True)
+    else:
+        cluster_cm = etcd_harness.Cluster(3, fast_election=True)
+    with cluster_cm as cluster:
+        # The workers and etcdctl lock use these; the checks read etcd's history over the plain
+        # listener every member keeps (see tls_cluster), independently of the library.
+        endpoints = cluster.https_endpoints_str if cert_dir else cluster.endpoints_str
         print(f"  endpoints {endpoints}")
+        if cert_dir:
+            print(f"  certificates (CA, server, client) made in {cert_dir}")
         cluster.etcdctl("del", "--prefix", "demo/")
         t0 = time.monotonic_ns()
         until = t0 + int(args.duration * 1e9)
         run = Run(t0)
         env = {"ETCDLOCK_ENDPOINTS": endpoints, "DEMO_LOCK": LOCK, "DEMO_COUNTER": COUNTER,
                "DEMO_TTL": str(args.ttl), "DEMO_WORK_MS": str(args.work_ms), "DEMO_UNTIL_NS": str(until)}
+        if cert_dir:
+            env.update(cluster.client_env())
         pool = workers.Pool(run, env)
         print(f"{BOLD}{sum(counts.values())} workers contend for '{LOCK}' for {args.duration:.0f}s{RESET} "
               f"({', '.join(f'{n} {lang}' for lang, n in counts.items() if n)}); TTL {args.ttl}s")
         for lang, n in counts.items():
             for i in range(n):
                 pool.start(lang, i)
-        ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl}
+        ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl,
+                   "flags": cluster.etcdctl_flags() if cert_dir else []}
         done = episodes(run, cluster, pool, args, plan, ctl_env)
         pool.wait(until)
         history = checks.truth(cluster)
@@ -196,6 +228,9 @@ def main() -> int:
         counter = checks.read_counter(cluster, COUNTER)
 
     results = checks.run_all(run.events, history, leftovers, counter, done)
+    if cert_dir:
+        results.append(checks.everyone_acquired(run.events, [w.label for w in pool.workers if w.lang in workers.LANGS],
+                                                "over TLS with a client certificate"))
     os.makedirs(args.report_dir, exist_ok=True)
     svg = os.path.join(args.report_dir, "timeline.svg")
     timeline_svg.write(svg, run, done)
@@ -206,7 +241,7 @@ def main() -> int:
     for e in acquisitions:
         by_lang[e["lang"]] = by_lang.get(e["lang"], 0) + 1
     print()
-    print(f"{BOLD}summary{RESET}: {len(acquisitions)} acquisitions "
+    print(f"{BOLD}summary{RESET}{' (TLS, client certificates)' if cert_dir else ''}: {len(acquisitions)} acquisitions "
           f"({', '.join(f'{lang} {n}' for lang, n in sorted(by_lang.items()))}), counter {counter}")
     for ok, text in results:
         print(f"  {GREEN + 'ok  ' if ok else RED + 'FAIL'}{RESET}  {text}")

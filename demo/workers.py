@@ -23,7 +23,7 @@ def build(langs: list[str]) -> None:
     """Builds what the chosen workers need; every step is a no-op when already up to date."""
     sh(["bash", "scripts/install-deps.sh"], stdout=subprocess.DEVNULL)
     if "rust" in langs:
-        sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock", "--example", "worker"])
+        sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-bench", "--example", "demo_worker"])
     if "python" in langs:
         sh([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./bindings-python"])
     if "node" in langs:
@@ -40,7 +40,7 @@ def build(langs: list[str]) -> None:
 
 def command(lang: str) -> list[str]:
     return {
-        "rust": [os.path.join(REPO, "target", "release", "examples", "worker")],
+        "rust": [os.path.join(REPO, "target", "release", "examples", "demo_worker")],
         "python": [sys.executable, os.path.join(HERE, "workers", "worker.py")],
         "node": ["node", os.path.join(HERE, "workers", "worker.js")],
         "c": [C_WORKER],
@@ -100,7 +100,7 @@ class Pool:
         etcdctl = os.environ.get("ETCDCTL_BIN") or os.path.join(REPO, ".tools", "bin", "etcdctl")
         env = {k: v for k, v in self.env.items() if not k.startswith(("ETCD_", "ETCDCTL_"))}
         env["ETCDCTL_API"] = "3"
-        w = self._spawn("etcdctl", "etcdctl", [etcdctl, f"--endpoints={ctl['endpoints']}", "lock", f"--ttl={ctl['ttl']}", ctl["lock"], "--",
+        w = self._spawn("etcdctl", "etcdctl", [etcdctl, f"--endpoints={ctl['endpoints']}", *ctl.get("flags", []), "lock", f"--ttl={ctl['ttl']}", ctl["lock"], "--",
                                                 sys.executable, "-c", report], env)
         self.run.add(w, {"ev": "waiting", "t": time.monotonic_ns()})
         return {"label": w.label, "pid": w.pid}

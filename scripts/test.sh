@@ -35,3 +35,6 @@ python3 bench/run.py --rounds 1 --seconds 0.2
 
 echo "== The demo (all four languages, every episode; exits non-zero if a check fails)"
 ./demo.sh --duration 20
+
+echo "== The demo over TLS (client certificates made for the run; every worker connects with https://)"
+./demo.sh --tls --duration 12 --no-build

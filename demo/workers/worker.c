@@ -1,6 +1,7 @@
 /* The C demo worker: acquire -> guarded increment -> work -> release, reported as JSON lines.
  * Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
- * DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline). */
+ * DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline); with https:// endpoints (demo.sh --tls) also
+ * DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate). */
 #include <etcdlock.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,8 +45,12 @@ int main(void) {
     int64_t ttl = atoll(env("DEMO_TTL"));
     long work_ms = atol(env("DEMO_WORK_MS"));
     uint64_t until = strtoull(env("DEMO_UNTIL_NS"), NULL, 10);
+    etcdlock_client_options opts = ETCDLOCK_CLIENT_OPTIONS_INIT;
+    opts.ca_file = getenv("DEMO_TLS_CA"); /* NULL (plain demo): no TLS options */
+    opts.cert_file = getenv("DEMO_TLS_CERT");
+    opts.key_file = getenv("DEMO_TLS_KEY");
     etcdlock_client *client = NULL;
-    if (etcdlock_client_new(env("ETCDLOCK_ENDPOINTS"), NULL, &client) != ETCDLOCK_OK) {
+    if (etcdlock_client_new(env("ETCDLOCK_ENDPOINTS"), &opts, &client) != ETCDLOCK_OK) {
         char msg[256];
         etcdlock_last_error(msg, sizeof msg);
         fprintf(stderr, "connect: %s\n", msg);

@@ -1,7 +1,9 @@
 // The Node demo worker: acquire → guarded increment → work → release, reported as JSON lines.
 // Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
-// DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; process.hrtime reads that clock on Linux).
+// DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; process.hrtime reads that clock on Linux); with
+// https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
 'use strict';
+const fs = require('node:fs');
 const path = require('node:path');
 const { Client } = require(path.join(__dirname, '..', '..', 'bindings-node'));
 
@@ -14,7 +16,12 @@ async function main() {
   const env = process.env;
   const until = BigInt(env.DEMO_UNTIL_NS);
   const work = Number(env.DEMO_WORK_MS);
-  const client = new Client({ endpoints: env.ETCDLOCK_ENDPOINTS.split(',') });
+  const options = { endpoints: env.ETCDLOCK_ENDPOINTS.split(',') };
+  if (env.DEMO_TLS_CA) {
+    const pem = (name) => (env[name] ? fs.readFileSync(env[name]) : undefined);
+    options.tls = { ca: pem('DEMO_TLS_CA'), cert: pem('DEMO_TLS_CERT'), key: pem('DEMO_TLS_KEY') };
+  }
+  const client = new Client(options);
   emit({ ev: 'ready' });
   while (now() < until) {
     emit({ ev: 'waiting' });

@@ -1,7 +1,8 @@
 """The Python demo worker: acquire → guarded increment → work → release, reported as JSON lines.
 
 Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
-DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; time.monotonic_ns reads that clock on Linux).
+DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; time.monotonic_ns reads that clock on Linux); with
+https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
 """
 import json
 import os
@@ -17,7 +18,10 @@ def emit(**fields):
 def main():
     env = os.environ
     until, work = int(env["DEMO_UNTIL_NS"]), int(env["DEMO_WORK_MS"]) / 1000
-    with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"]) as client:
+    tls = {}
+    if env.get("DEMO_TLS_CA"):
+        tls = {"ca_file": env["DEMO_TLS_CA"], "cert_file": env.get("DEMO_TLS_CERT"), "key_file": env.get("DEMO_TLS_KEY")}
+    with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"], **tls) as client:
         lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]))
         emit(ev="ready")
         while time.monotonic_ns() < until:

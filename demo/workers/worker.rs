@@ -1,0 +1,92 @@
+//! The Rust demo worker: loops acquire → guarded increment → work → release on one lock, and
+//! reports each step as a JSON line on stdout for `demo/run.py`. Built as an example of the bench
+//! crate (`cargo build --release -p etcdlock-bench --example demo_worker`), which already depends
+//! on etcdlock and tokio; it lives here, next to the other languages' workers.
+//!
+//! Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
+//! DEMO_UNTIL_NS (CLOCK_MONOTONIC deadline); with `https://` endpoints (`demo.sh --tls`) also
+//! DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate).
+
+use etcdlock::{ClientOptions, Pem, TlsOptions};
+use std::time::Duration;
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
+}
+
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock every demo worker reports in, whatever its language.
+fn mono_ns() -> u64 {
+    const CLOCK_MONOTONIC: i32 = 1; // Linux
+    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn emit(fields: &str) {
+    println!("{{\"t\":{},{fields}}}", mono_ns());
+}
+
+/// The CA and client certificate from DEMO_TLS_*, when the demo runs with `--tls`.
+fn tls() -> Option<TlsOptions> {
+    let file = |name: &str| std::env::var_os(name).map(|p| Pem::File(p.into()));
+    let ca = file("DEMO_TLS_CA")?;
+    Some(TlsOptions { ca: Some(ca), cert: file("DEMO_TLS_CERT"), key: file("DEMO_TLS_KEY"), server_name: None })
+}
+
+#[tokio::main]
+async fn main() {
+    let endpoints: Vec<String> = env("ETCDLOCK_ENDPOINTS").split(',').map(str::to_string).collect();
+    let (lock, counter) = (env("DEMO_LOCK"), env("DEMO_COUNTER"));
+    let ttl: i64 = env("DEMO_TTL").parse().unwrap();
+    let work = Duration::from_millis(env("DEMO_WORK_MS").parse().unwrap());
+    let until: u64 = env("DEMO_UNTIL_NS").parse().unwrap();
+
+    let opts = ClientOptions { tls: tls(), ..Default::default() };
+    let client = etcdlock::Client::connect(&endpoints, opts).await.expect("connect");
+    let mutex = client.mutex(lock, ttl).expect("mutex");
+    emit("\"ev\":\"ready\"");
+    while mono_ns() < until {
+        emit("\"ev\":\"waiting\"");
+        let guard = match mutex.lock().await {
+            Ok(g) => g,
+            Err(e) => {
+                emit(&format!("\"ev\":\"error\",\"error\":{:?}", e.to_string()));
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        let token = guard.fencing_token();
+        emit(&format!("\"ev\":\"acquired\",\"token\":{token},\"key\":{:?}", String::from_utf8_lossy(guard.key())));
+        let lost = guard.lost();
+        let watcher = tokio::spawn(async move {
+            let reason = lost.wait().await;
+            emit(&format!("\"ev\":\"lost\",\"token\":{token},\"reason\":\"{reason}\""));
+        });
+        tokio::time::sleep(work).await;
+        // Read, then write only if still holding: a holder that lost the lock writes nothing.
+        let current: u64 = match client.get(counter.as_bytes()).await {
+            Ok(Some(kv)) => String::from_utf8_lossy(&kv.value).parse().unwrap_or(0),
+            _ => 0,
+        };
+        match guard.put(counter.as_bytes(), (current + 1).to_string().as_bytes()).await {
+            Ok(_) => emit(&format!("\"ev\":\"wrote\",\"token\":{token},\"value\":{}", current + 1)),
+            Err(e) => emit(&format!("\"ev\":\"write_refused\",\"token\":{token},\"error\":\"{}\",\"message\":{:?}", e.kind().code(), e.message())),
+        }
+        emit(&format!("\"ev\":\"releasing\",\"token\":{token}"));
+        let _ = guard.release().await;
+        watcher.abort();
+    }
+    client.close().await;
+    emit("\"ev\":\"done\"");
+}
