@@ -1,8 +1,48 @@
 //! The benchmark workloads, each a bounded loop against a real etcd.
 
 use crate::cycles::{raw_cycle, shaped_cycle};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Where the workloads connect: one etcd's plain endpoints and, for the `tls` rows, the same
+/// etcd's TLS endpoints with the certificates to use there.
+#[derive(Clone)]
+pub struct Target {
+    pub plain: Vec<String>,
+    pub tls: Option<TlsTarget>,
+}
+
+/// TLS endpoints (`https://`) and a directory with `ca.pem` (the CA that signed the member's
+/// certificate) and `client.pem` / `client.key` (a client certificate it accepts: mTLS).
+#[derive(Clone)]
+pub struct TlsTarget {
+    pub endpoints: Vec<String>,
+    pub dir: PathBuf,
+}
+
+impl TlsTarget {
+    fn lock_options(&self) -> etcdlock::ClientOptions {
+        let file = |name: &str| Some(etcdlock::Pem::File(self.dir.join(name)));
+        let tls = etcdlock::TlsOptions { ca: file("ca.pem"), cert: file("client.pem"), key: file("client.key"), server_name: None };
+        etcdlock::ClientOptions { tls: Some(tls), ..Default::default() }
+    }
+
+    /// etcd-client's own TLS (tonic with rustls), for the raw loop.
+    fn raw_options(&self) -> etcd_client::ConnectOptions {
+        let read = |name: &str| std::fs::read(self.dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let tls = etcd_client::TlsOptions::new()
+            .ca_certificate(etcd_client::Certificate::from_pem(read("ca.pem")))
+            .identity(etcd_client::Identity::from_pem(read("client.pem"), read("client.key")));
+        etcd_client::ConnectOptions::new().with_tls(tls)
+    }
+}
+
+impl Target {
+    fn tls(&self, w: Workload) -> &TlsTarget {
+        self.tls.as_ref().unwrap_or_else(|| panic!("{:?} needs a TLS listener (--tls-endpoints and --tls-dir)", w.name()))
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub enum Workload {
@@ -23,18 +63,29 @@ pub enum Workload {
     LockMany(usize),
     /// N clients, one name.
     LockContended(usize),
+    /// The raw loop (etcd-client's channel) over TLS with a client certificate, on the same etcd.
+    RawUncontendedTls,
+    RawManyTls(usize),
+    /// The lock over TLS with a client certificate, on the same etcd.
+    LockUncontendedTls,
+    LockManyTls(usize),
 }
 
-/// Every workload, in the order a run measures them.
-pub const ALL: [Workload; 10] = [
+/// Every workload, in the order a run measures them: each `tls` row right after its plain twin,
+/// so that the two run seconds apart in every round.
+pub const ALL: [Workload; 14] = [
     Workload::RawUncontended,
+    Workload::RawUncontendedTls,
     Workload::RawUncontendedH2,
     Workload::ShapedUncontended,
     Workload::LockUncontended,
+    Workload::LockUncontendedTls,
     Workload::RawMany(64),
+    Workload::RawManyTls(64),
     Workload::RawManyH2(64),
     Workload::ShapedMany(64),
     Workload::LockMany(64),
+    Workload::LockManyTls(64),
     Workload::LockContended(4),
     Workload::LockContended(16),
 ];
@@ -84,11 +135,27 @@ impl Workload {
             Workload::ShapedMany(tasks) => format!("raw lock-shaped many ({tasks} tasks)"),
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
+            Workload::RawUncontendedTls => "tls raw uncontended".into(),
+            Workload::RawManyTls(tasks) => format!("tls raw many ({tasks} tasks)"),
+            Workload::LockUncontendedTls => "tls lock uncontended".into(),
+            Workload::LockManyTls(tasks) => format!("tls lock many ({tasks} tasks)"),
+        }
+    }
+
+    /// The same workload over the plain listener, for a `tls` row.
+    pub fn plain_twin(&self) -> Option<Workload> {
+        match *self {
+            Workload::RawUncontendedTls => Some(Workload::RawUncontended),
+            Workload::RawManyTls(tasks) => Some(Workload::RawMany(tasks)),
+            Workload::LockUncontendedTls => Some(Workload::LockUncontended),
+            Workload::LockManyTls(tasks) => Some(Workload::LockMany(tasks)),
+            _ => None,
         }
     }
 }
 
-pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
+pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
+    let endpoints = &target.plain[..];
     let cycles = match w {
         Workload::RawUncontended => raw_loop(endpoints, 1, dur, Raw::Fewest).await,
         Workload::RawUncontendedH2 => raw_loop(endpoints, 1, dur, Raw::FewestH2).await,
@@ -96,9 +163,25 @@ pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
         Workload::RawMany(tasks) => raw_loop(endpoints, tasks, dur, Raw::Fewest).await,
         Workload::RawManyH2(tasks) => raw_loop(endpoints, tasks, dur, Raw::FewestH2).await,
         Workload::ShapedMany(tasks) => raw_loop(endpoints, tasks, dur, Raw::LockShapedH2).await,
-        Workload::LockUncontended => lock_many(endpoints, 1, dur).await,
-        Workload::LockMany(tasks) => lock_many(endpoints, tasks, dur).await,
+        Workload::LockUncontended => lock_many(endpoints, Default::default(), 1, dur).await,
+        Workload::LockMany(tasks) => lock_many(endpoints, Default::default(), tasks, dur).await,
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
+        Workload::RawUncontendedTls => {
+            let tls = target.tls(w);
+            raw_loop(&tls.endpoints, 1, dur, Raw::Tls(tls)).await
+        }
+        Workload::RawManyTls(tasks) => {
+            let tls = target.tls(w);
+            raw_loop(&tls.endpoints, tasks, dur, Raw::Tls(tls)).await
+        }
+        Workload::LockUncontendedTls => {
+            let tls = target.tls(w);
+            lock_many(&tls.endpoints, tls.lock_options(), 1, dur).await
+        }
+        Workload::LockManyTls(tasks) => {
+            let tls = target.tls(w);
+            lock_many(&tls.endpoints, tls.lock_options(), tasks, dur).await
+        }
     };
     Report {
         name: w.name(),
@@ -110,24 +193,28 @@ pub async fn run(w: Workload, endpoints: &[String], dur: Duration) -> Report {
 }
 
 /// Which requests a raw loop sends, over which channel.
-#[derive(Clone, Copy, PartialEq)]
-enum Raw {
+#[derive(Clone, Copy)]
+enum Raw<'a> {
     /// The fewest (put if absent, delete), over etcd-client's own channel.
     Fewest,
+    /// The same over TLS with a client certificate (etcd-client's own TLS: tonic and rustls).
+    Tls(&'a TlsTarget),
     /// The same over etcdlock's.
     FewestH2,
     /// The lock's requests, over etcdlock's (see [`Workload::ShapedUncontended`]).
     LockShapedH2,
 }
 
-async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw) -> u64 {
-    let client = if raw == Raw::Fewest {
-        etcd_client::Client::connect(endpoints, None).await.expect("connect")
-    } else {
-        let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
-        etcdlock::h2_channel::etcd_client(endpoints, Duration::from_secs(5), opts).await.expect("connect")
+async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_>) -> u64 {
+    let client = match raw {
+        Raw::Fewest => etcd_client::Client::connect(endpoints, None).await.expect("connect"),
+        Raw::Tls(tls) => etcd_client::Client::connect(endpoints, Some(tls.raw_options())).await.expect("connect over TLS"),
+        Raw::FewestH2 | Raw::LockShapedH2 => {
+            let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
+            etcdlock::h2_channel::etcd_client(endpoints, Duration::from_secs(5), opts).await.expect("connect")
+        }
     };
-    let lock_shaped = raw == Raw::LockShapedH2;
+    let lock_shaped = matches!(raw, Raw::LockShapedH2);
     let lease = client.clone().lease_grant(30, None).await.unwrap().id();
     let prefix = unique("raw");
     let deadline = Instant::now() + dur;
@@ -157,8 +244,8 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw) -
     total
 }
 
-async fn lock_many(endpoints: &[String], tasks: usize, dur: Duration) -> u64 {
-    let client = etcdlock::Client::connect(endpoints, Default::default()).await.expect("connect");
+async fn lock_many(endpoints: &[String], opts: etcdlock::ClientOptions, tasks: usize, dur: Duration) -> u64 {
+    let client = etcdlock::Client::connect(endpoints, opts).await.expect("connect");
     let prefix = unique("lock");
     let deadline = Instant::now() + dur;
     let mut handles = Vec::new();
