@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
 # temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
-# header test against a real etcd (and two members serving TLS for test_tls.c), valgrind runs of
-# the API tests. Ends with "N passed, N failed".
+# header test against a real etcd (three members serving TLS for test_tls.c, two with auth for
+# test_auth.c), valgrind runs of the API tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -21,7 +21,7 @@ fi
 tmp="$(mktemp -d /tmp/etcdlock-c-test.XXXXXX)"
 state="$tmp/etcd.json"
 cleanup() {
-    for f in "$state" "$tmp/tls.json" "$tmp/mtls.json"; do
+    for f in "$state" "$tmp/tls.json" "$tmp/mtls.json" "$tmp/auth.json" "$tmp/auth-ttl.json" "$tmp/other-name.json"; do
         python3 tests/etcd_harness.py stop --state "$f" >/dev/null 2>&1 || true
     done
     rm -rf "$tmp"
@@ -88,8 +88,23 @@ mtls_out="$(python3 tests/etcd_harness.py start --tls "$ETCDLOCK_CERT_DIR" --cli
 ETCDLOCK_TLS_ENDPOINT="$(tail -1 <<<"$tls_out")"
 ETCDLOCK_TLS_PLAIN_ENDPOINT="$(tail -2 <<<"$tls_out" | head -1)"
 ETCDLOCK_MTLS_ENDPOINT="$(tail -1 <<<"$mtls_out")"
-export ETCDLOCK_TLS_ENDPOINT ETCDLOCK_TLS_PLAIN_ENDPOINT ETCDLOCK_MTLS_ENDPOINT
+# And one whose server certificate (signed by the same CA) names only DNS:other.invalid.
+other_dir="$tmp/certs-other-name"
+mkdir -p "$other_dir" && cp "$ETCDLOCK_CERT_DIR"/* "$other_dir"/
+( cd "$other_dir" \
+  && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=other host" \
+       -keyout server.key -out server.csr \
+  && printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:other.invalid\n' >server.ext \
+  && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.pem ) >"$tmp/openssl.out" 2>&1 \
+  || { cat "$tmp/openssl.out"; echo "cannot make the other-name certificate" >&2; exit 1; }
+ETCDLOCK_OTHER_NAME_ENDPOINT="$(python3 tests/etcd_harness.py start --tls "$other_dir" --state "$tmp/other-name.json" | tail -1)"
+export ETCDLOCK_TLS_ENDPOINT ETCDLOCK_TLS_PLAIN_ENDPOINT ETCDLOCK_MTLS_ENDPOINT ETCDLOCK_OTHER_NAME_ENDPOINT
 echo "== C: TLS etcd at $ETCDLOCK_TLS_ENDPOINT, mTLS etcd at $ETCDLOCK_MTLS_ENDPOINT"
+# For test_auth.c (which enables auth on them with etcdctl): a member, and one whose auth
+# tokens live 2 s.
+ETCDLOCK_AUTH_ENDPOINT="$(python3 tests/etcd_harness.py start --members 1 --state "$tmp/auth.json" | tail -1)"
+ETCDLOCK_AUTH_TTL_ENDPOINT="$(python3 tests/etcd_harness.py start --members 1 --etcd-arg=--auth-token-ttl=2 --state "$tmp/auth-ttl.json" | tail -1)"
+export ETCDLOCK_AUTH_ENDPOINT ETCDLOCK_AUTH_TTL_ENDPOINT
 
 echo "== C: install into a temp PREFIX, build the examples with pkg-config, run them"
 prefix="$tmp/prefix"
@@ -135,7 +150,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_conn; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else

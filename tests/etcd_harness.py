@@ -21,6 +21,9 @@ As a CLI (members outlive the CLI; the state file remembers them)::
     python3 tests/etcd_harness.py start --tls CERT_DIR [--client-cert-auth] [--state FILE]
         # one member also serving https with certificates made in CERT_DIR (make_certs);
         # prints the plain endpoint, then the https endpoint
+    python3 tests/etcd_harness.py start --etcd-arg=--auth-token-ttl=2 [...]
+        # --etcd-arg=ARG (repeatable; write it with `=`): ARG appended to every member's
+        # command line
     python3 tests/etcd_harness.py env   [--state FILE]  # export ETCDLOCK_ENDPOINTS=...
     python3 tests/etcd_harness.py stop  [--state FILE]
 
@@ -903,7 +906,12 @@ def _cmd_start(args: argparse.Namespace) -> int:
             return 1
         _stop_state(state)  # stale: only cleans its data dir
         os.unlink(args.state)
-    common = dict(data_root=args.data_root, fast_election=args.fast_election, detached=True)
+    common = dict(
+        data_root=args.data_root,
+        fast_election=args.fast_election,
+        detached=True,
+        extra_args=args.etcd_arg or (),
+    )
     if args.tls:
         if args.members != 1:
             print("etcd_harness: --tls starts one member", file=sys.stderr)
@@ -976,6 +984,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             "(see make_certs); prints the https endpoint last")
             sp.add_argument("--client-cert-auth", action="store_true",
                             help="with --tls: require client certificates signed by CERT_DIR/ca.pem")
+            sp.add_argument("--etcd-arg", metavar="ARG", action="append", default=[],
+                            help="appended to every member's command line (repeatable; write "
+                            "--etcd-arg=--flag=value)")
     args = p.parse_args(argv)
     try:
         return {"start": _cmd_start, "stop": _cmd_stop, "env": _cmd_env}[args.cmd](args)

@@ -3,14 +3,16 @@
  * openssl at test time): the TLS fields of etcdlock_client_options.
  * Env: ETCDLOCK_TLS_ENDPOINT / ETCDLOCK_TLS_PLAIN_ENDPOINT (a member serving https with a
  * server certificate; its plain http listener), ETCDLOCK_MTLS_ENDPOINT (one requiring client
- * certificates), ETCDLOCK_CERT_DIR (ca, other, server, client, stranger: NAME.pem, NAME.key).
+ * certificates), ETCDLOCK_OTHER_NAME_ENDPOINT (one whose certificate, signed by the same CA,
+ * names only DNS:other.invalid), ETCDLOCK_CERT_DIR (ca, other, server, client, stranger:
+ * NAME.pem, NAME.key).
  * Scenario IDs of tests/conformance/scenarios.md are named in `covers:` comments. */
 #include "check.h"
 #include <errno.h>
 
 #define K(s) (const uint8_t *)(s), strlen(s)
 
-static const char *g_https, *g_plain, *g_mtls, *g_dir;
+static const char *g_https, *g_plain, *g_mtls, *g_other_name, *g_dir;
 
 static const char *need(const char *var) {
     const char *v = getenv(var);
@@ -306,16 +308,35 @@ static void test_tls_arguments(void) {
     CHECK(strstr(g_msg, "hunter2") == NULL);
 }
 
+/* covers: TLS-NAME-001 */
+static void test_certificate_for_another_name_needs_server_name(void) {
+    etcdlock_client_options o = with_ca_file(cert("ca.pem"));
+    etcdlock_client *c = (etcdlock_client *)0x1;
+    double start = now_ms();
+    CHECK_RC(etcdlock_client_new(g_other_name, &o, &c), ETCDLOCK_E_UNAVAILABLE);
+    CHECK(now_ms() - start < 4500);
+    CHECK(c == (etcdlock_client *)0x1);
+    CHECK(says("server_name"));
+    o.server_name = "other.invalid";
+    c = NULL;
+    CHECK_RC(etcdlock_client_new(g_other_name, &o, &c), ETCDLOCK_OK);
+    if (!c) return;
+    kv_and_lock(c, "tls-other-name");
+    etcdlock_client_free(c);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_https = need("ETCDLOCK_TLS_ENDPOINT");
     g_plain = need("ETCDLOCK_TLS_PLAIN_ENDPOINT");
     g_mtls = need("ETCDLOCK_MTLS_ENDPOINT");
+    g_other_name = need("ETCDLOCK_OTHER_NAME_ENDPOINT");
     g_dir = need("ETCDLOCK_CERT_DIR");
     RUN(test_ca_file_by_ip);
     RUN(test_ca_pem_by_name_and_server_name);
     RUN(test_mtls);
     RUN(test_untrusted_certificate_and_wrong_scheme);
+    RUN(test_certificate_for_another_name_needs_server_name);
     RUN(test_tls_arguments);
     return summary("test_tls");
 }

@@ -16,6 +16,29 @@ process.on('exit', () => fs.rmSync(certDir, { recursive: true, force: true }));
 const [plain, https] = startEtcd(['--tls', certDir]);
 const [mtlsPlain, mtls] = startEtcd(['--tls', certDir, '--client-cert-auth']);
 const pem = (name) => fs.readFileSync(path.join(certDir, name), 'utf8');
+
+/**
+ * A copy of certDir whose server certificate (signed by the same CA) names only
+ * DNS:other.invalid: neither 127.0.0.1 nor localhost.
+ */
+function otherNameCertDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcdlock-node-tls-other-'));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  for (const f of fs.readdirSync(certDir)) fs.copyFileSync(path.join(certDir, f), path.join(dir, f));
+  const openssl = (...args) => {
+    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`openssl ${args.join(' ')}: ${r.stderr}`);
+  };
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=other host',
+    '-keyout', 'server.key', '-out', 'server.csr');
+  fs.writeFileSync(path.join(dir, 'server.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:other.invalid\n');
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2',
+    '-extfile', 'server.ext', '-out', 'server.pem');
+  return dir;
+}
+// A member whose certificate names another host.
+const [, otherName] = startEtcd(['--tls', otherNameCertDir()]);
 const port = (url) => url.slice(url.lastIndexOf(':') + 1);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -89,6 +112,31 @@ test('TLS: the CA as a Buffer or an array, the endpoint by DNS name, serverName'
     } finally {
       await c.close();
     }
+  }
+});
+
+// covers: TLS-NAME-001
+test('a certificate naming another host is UNAVAILABLE naming serverName; works with serverName', async () => {
+  const { err, ms } = await connectError({ endpoints: [otherName], tls: { ca: pem('ca.pem') } });
+  assert.equal(err.code, 'UNAVAILABLE', err.message);
+  assert.match(err.message, /server_?name/i);
+  assert.ok(ms < 4500, `refused after ${ms} ms`);
+  const c = await Client.connect({ endpoints: [otherName], tls: { ca: pem('ca.pem'), serverName: 'other.invalid' }, timeout: 5000 });
+  try {
+    const p = prefix('tls-other-name');
+    assert.ok((await c.put(`${p}/k`, 'v')) > 0n);
+    assert.equal((await c.get(`${p}/k`)).toString(), 'v');
+    const lock = await c.lock(`${p}/lock`, { ttl: 5, timeout: 5000 });
+    assert.ok((await c.put(`${p}/fenced`, 'f', { ifHeld: lock })) > 0n);
+    await lock.release();
+    const w = c.watch(`${p}/w`);
+    await w.ready;
+    const rev = await c.put(`${p}/w`, '1');
+    const r = await w.next();
+    assert.equal(r.value.revision, rev);
+    w.close();
+  } finally {
+    await c.close();
   }
 });
 

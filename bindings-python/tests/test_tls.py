@@ -5,6 +5,7 @@ Client and AsyncClient."""
 import asyncio
 import os
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -193,6 +194,45 @@ def test_untrusted_server_certificate(tls_etcd, certs):
         with pytest.raises(etcdlock.Unavailable):
             etcdlock.Client(endpoint, timeout=2, **kw)
         assert time.monotonic() - t0 < 10
+
+
+@pytest.fixture(scope="module")
+def other_name_etcd(certs):
+    """A member whose certificate, signed by the test CA, names only DNS:other.invalid (made
+    here with openssl as othername.pem / othername.key)."""
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=certs, check=True, capture_output=True, timeout=60)
+
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=other host",
+            "-keyout", "othername.key", "-out", "othername.csr")  # fmt: skip
+    (certs / "othername.ext").write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:other.invalid\n"
+    )
+    openssl("x509", "-req", "-in", "othername.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "othername.ext", "-out", "othername.pem")  # fmt: skip
+    with TlsCluster(str(certs / "othername.pem"), str(certs / "othername.key")) as c:
+        yield c
+
+
+# covers: TLS-NAME-001
+def test_certificate_for_another_name_needs_server_name(other_name_etcd, certs, key):
+    t0 = time.monotonic()
+    with pytest.raises(etcdlock.Unavailable) as e:
+        etcdlock.Client(other_name_etcd.https_endpoint, ca_file=certs / "ca.pem", timeout=5)
+    assert time.monotonic() - t0 < 4.5, f"{time.monotonic() - t0:.2f} s"
+    assert "server_name" in str(e.value), str(e.value)
+    with etcdlock.Client(
+        other_name_etcd.https_endpoint, ca_file=certs / "ca.pem", server_name="other.invalid", timeout=5
+    ) as client:
+        assert client.put(f"{key}/k", "v") > 0 and client.get(f"{key}/k") == b"v"
+        with client.lock(f"{key}/lock", ttl=5, timeout=5) as lock:
+            assert client.put(f"{key}/fenced", "f", if_held=lock) > 0
+        w = client.watch(f"{key}/w")
+        r = client.put(f"{key}/w", "1")
+        assert next(w).revision == r
+        w.close()
 
 
 # covers: TLS-ARGS-001

@@ -1,0 +1,99 @@
+"""Token refresh against a real etcd member with auth enabled whose tokens live 2 s
+(`--auth-token-ttl 2`): the user / password keywords of Client."""
+
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+import etcdlock
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+from etcd_harness import Cluster  # noqa: E402
+
+APP_PASSWORD = "apppw-refresh"
+WRONG_PASSWORD = "nope-refresh"
+
+
+@pytest.fixture(scope="module")
+def ttl_etcd():
+    """A member with auth enabled and 2 s tokens: root, and a user `app` granted readwrite on
+    `app/` only (set up with etcdctl)."""
+    with Cluster(1, extra_args=["--auth-token-ttl", "2"]) as c:
+        for args in (
+            ("user", "add", "root:rootpw"),
+            ("user", "grant-role", "root", "root"),
+            ("role", "add", "app"),
+            ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
+            ("user", "add", f"app:{APP_PASSWORD}"),
+            ("user", "grant-role", "app", "app"),
+            ("auth", "enable"),
+        ):
+            c.etcdctl("--user", "root:rootpw", *args)
+        yield c
+
+
+def _app(c: Cluster, password: str = APP_PASSWORD) -> etcdlock.Client:
+    return etcdlock.Client(c.endpoints_str, user="app", password=password, timeout=5)
+
+
+def _next_key(w: etcdlock.Watch, seconds: float = 5) -> bytes:
+    """The key of the next event of `w`; the watch is closed (and this fails) after `seconds`."""
+    timer = threading.Timer(seconds, w.close)
+    timer.start()
+    try:
+        return next(w).key
+    except StopIteration:
+        pytest.fail(f"no event within {seconds} s")
+    finally:
+        timer.cancel()
+
+
+# covers: AUTH-REFRESH-001 (a request after idling past the token; a lock held past it while another waits)
+def test_expired_tokens_are_refreshed_for_requests_and_a_lock_held_past_them(ttl_etcd):
+    with _app(ttl_etcd) as a, _app(ttl_etcd) as b:
+        time.sleep(4)  # the token lives 2 s
+        assert a.put("app/after-idle", "1") > 0
+        assert a.get("app/after-idle") == b"1"
+
+        lock = a.lock("app/held", ttl=5)
+        assert lock.acquire(timeout=5)
+        other = b.lock("app/held", ttl=5)
+        got = []
+        waiter = threading.Thread(target=lambda: got.append(other.acquire(timeout=20)))
+        waiter.start()
+        time.sleep(4)  # only keepalives go meanwhile
+        assert lock.is_held(), lock.lost_reason
+        assert got == [], "the waiter got the lock while it was held"
+        assert a.put("app/fenced", "x", if_held=lock) > 0
+        first = lock.fencing_token
+        lock.release()
+        waiter.join(25)  # bounded: the waiter's timeout is 20 s
+        assert got == [True]
+        assert other.is_held() and other.fencing_token > first
+        other.release()
+    assert ttl_etcd.etcdctl("--user", "root:rootpw", "get", "--prefix", "--keys-only", "app/held").strip() == ""
+
+
+# covers: AUTH-REFRESH-001 (a new watch on a stream idle past the token; a wrong password)
+def test_a_watch_created_on_a_stream_idle_past_the_token_works_and_a_wrong_password_is_auth(ttl_etcd):
+    with _app(ttl_etcd) as c:
+        before = c.watch("app/w1")
+        time.sleep(4)
+        after = c.watch("app/w2")
+        c.put("app/w1", "a")
+        c.put("app/w2", "b")
+        assert _next_key(before) == b"app/w1"
+        assert _next_key(after) == b"app/w2"
+        before.close()
+        after.close()
+
+    started = time.monotonic()
+    with pytest.raises(etcdlock.AuthError) as e:
+        _app(ttl_etcd, WRONG_PASSWORD)
+    assert time.monotonic() - started < 2, f"{time.monotonic() - started:.2f} s"
+    assert WRONG_PASSWORD not in str(e.value)
