@@ -28,7 +28,7 @@ async fn run(endpoint: String, cycles: usize) {
     // The channel etcdlock's own KV requests take: the raw loop's requests on it show what
     // the library adds, apart from what the transport saves.
     let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
-    let mut h2 = etcdlock::h2_channel::etcd_client(&[endpoint.clone()], Duration::from_secs(5), opts).await.unwrap();
+    let mut h2 = etcdlock::transport::h2_channel::etcd_client(&[endpoint.clone()], Duration::from_secs(5), opts).await.unwrap();
     let lease = tonic.lease_grant(60, None).await.unwrap().id();
     let base = format!("paired/{}", std::process::id());
     let client = etcdlock::Client::connect([endpoint], Default::default()).await.unwrap();

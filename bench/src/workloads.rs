@@ -211,7 +211,7 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_
         Raw::Tls(tls) => etcd_client::Client::connect(endpoints, Some(tls.raw_options())).await.expect("connect over TLS"),
         Raw::FewestH2 | Raw::LockShapedH2 => {
             let opts = etcd_client::ConnectOptions::new().with_require_leader(true);
-            etcdlock::h2_channel::etcd_client(endpoints, Duration::from_secs(5), opts).await.expect("connect")
+            etcdlock::transport::h2_channel::etcd_client(endpoints, Duration::from_secs(5), opts).await.expect("connect")
         }
     };
     let lock_shaped = matches!(raw, Raw::LockShapedH2);

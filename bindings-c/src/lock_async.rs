@@ -142,7 +142,7 @@ fn spawn<T: Send + 'static>(
     deliver: impl FnOnce(*mut c_void, FfiResult<T>) + Send + 'static,
 ) {
     let (owed, user_data) = (Owed::new(callbacks), UserData(user_data));
-    etcdlock::linger::spawn_call(fut, move |outcome| {
+    etcdlock::runtime::linger::spawn_call(fut, move |outcome| {
         deliver(user_data.get(), outcome.map_err(Failure::from));
         drop(owed);
     });

@@ -7,7 +7,7 @@
 //! function (instead of napi's JsDeferred, which creates and tears down one per promise) keeps
 //! the per-call cost of the JS thread low. It is weak (never keeps the process alive) and is
 //! referenced only while promises are pending, so a pending call keeps the event loop alive
-//! like any pending I/O, and nothing else does. Every promise settles (`etcdlock::linger::
+//! like any pending I/O, and nothing else does. Every promise settles (`etcdlock::runtime::linger::
 //! spawn_call`: INTERNAL if its task panicked, CLOSED if the runtime shut down first), and the
 //! worker that settles it then waits briefly for the JS thread's next call instead of parking.
 
@@ -62,7 +62,7 @@ pub fn init_completions(noop: Function<'_, (), Unknown<'static>>) -> Result<()> 
 fn settle_on_js_thread(ctx: ThreadsafeCallContext<Job>) -> Result<()> {
     let env = ctx.env;
     let Job { deferred, settle, started } = ctx.value;
-    etcdlock::spin::record(started.elapsed());
+    etcdlock::runtime::spin::record(started.elapsed());
     let raw_env = env.raw();
     let status = match settle(&env) {
         Ok(v) => unsafe { sys::napi_resolve_deferred(raw_env, deferred.0, v) },
@@ -117,7 +117,7 @@ where
     }
     let deferred = SendDeferred(deferred);
     let started = std::time::Instant::now();
-    etcdlock::linger::spawn_call(fut, move |result| {
+    etcdlock::runtime::linger::spawn_call(fut, move |result| {
         let settle: Settle = Box::new(move |env: &Env| match result {
             Ok(v) => {
                 let v = conv(env, v)?;

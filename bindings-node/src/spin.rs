@@ -1,5 +1,5 @@
 //! Keeps the JS thread's event loop polling, instead of sleeping in it, for a short while after
-//! a call starts: core's caller-spin policy (`etcdlock::spin`: the window, only while replies
+//! a call starts: core's caller-spin policy (`etcdlock::runtime::spin`: the window, only while replies
 //! come within it, at most half the CPUs spinning, `ETCDLOCK_SPIN_US`), applied to an event
 //! loop. A local etcd's reply then reaches a JS thread that is awake, which saves the wake-up of
 //! a sleeping one (~40 us per call on a VM) and made a Node lock/release cycle 10-50 % faster.
@@ -44,7 +44,7 @@ extern "C" {
 /// Per JS thread: its idle handle, and the permission to spin while the handle is active.
 struct Loop {
     idle: *mut Idle,
-    spin: Option<etcdlock::spin::Spin>,
+    spin: Option<etcdlock::runtime::spin::Spin>,
 }
 
 thread_local! {
@@ -66,7 +66,7 @@ pub fn call_started(env: &Env) {
         match l.spin.as_mut() {
             Some(spin) => spin.extend(),
             None => {
-                l.spin = etcdlock::spin::Spin::start(None);
+                l.spin = etcdlock::runtime::spin::Spin::start(None);
                 if l.spin.is_some() {
                     // SAFETY: an initialised handle of this thread's loop.
                     unsafe { uv_idle_start(l.idle, on_idle) };

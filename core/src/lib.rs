@@ -20,43 +20,28 @@
 //! # Ok(()) }
 //! ```
 
-mod backoff;
-mod client;
-pub mod clock;
-mod error;
-mod guard;
-#[doc(hidden)]
-pub mod h2_channel;
-mod keepalive;
-mod kv;
-mod kv_pool;
-mod lease;
-pub mod linger;
-mod lost;
-mod monitor;
-mod mutex;
-mod paths;
-mod queue;
+// The layers, bottom up; each imports only from the ones above it in this list, and none from
+// `sync` (docs/design.md, "Layers").
 pub mod runtime;
-mod session;
-mod tls;
-pub mod spin;
-mod validate;
+#[doc(hidden)]
+pub mod transport;
+mod client;
+mod lease;
 mod watch;
-mod watch_hub;
+mod sync;
 
+pub use client::error::{Error, ErrorKind, Result};
+pub use client::kv::{KeyValue, Op};
+pub use client::validate::{check_lock_name, check_ttl, MAX_TTL_SECS};
 pub use client::{Client, ClientOptions};
-pub use error::{Error, ErrorKind, Result};
-pub use guard::LockGuard;
-pub use kv::{KeyValue, Op};
+pub use lease::lost::{LostReason, LostSignal};
 pub use lease::Lease;
-pub use lost::{LostReason, LostSignal};
-pub use mutex::{LockOptions, Mutex};
+pub use sync::guard::LockGuard;
+pub use sync::mutex::{LockOptions, Mutex};
 pub use tokio_util::sync::CancellationToken;
-pub use tls::{Pem, TlsOptions};
-pub use validate::{check_lock_name, check_ttl, MAX_TTL_SECS};
+pub use transport::tls::{Pem, TlsOptions};
+pub use watch::hub::{EventType, WatchEvent};
 pub use watch::{Watch, WatchOptions};
-pub use watch_hub::{EventType, WatchEvent};
 
 /// The README's Rust example, compiled as a doc test so it cannot rot.
 #[cfg(doctest)]

@@ -2,7 +2,7 @@
 //! and keepalive pings, and the pieces of a request and its answer.
 
 use super::{Conn, Shared, DEADLINE};
-use crate::tls::Tls;
+use crate::transport::tls::Tls;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::ServerName;

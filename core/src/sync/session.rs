@@ -9,7 +9,7 @@
 //! acquisition or held lock, and when the client closes.
 
 use crate::client::{Client, Inner};
-use crate::clock;
+use crate::runtime::clock;
 use crate::lease::{self, Lease, LeaseState};
 use crate::runtime;
 use std::collections::HashMap;
@@ -162,7 +162,7 @@ pub(crate) fn start_sweep(inner: Weak<Inner>, idle: Duration, closed: Cancellati
             }
             let Some(inner) = inner.upgrade() else { return };
             let client = Client { inner };
-            for session in client.inner.sessions.all() {
+            for session in super::PerClient::of(&client).sessions.all() {
                 session.revoke_if_idle(&client, idle).await;
             }
         }

@@ -7,12 +7,12 @@
 //! client itself, and a release costs nothing but its request: one queue per client starts
 //! the late monitors in batches, instead of a task and a timer per acquisition.
 
-use crate::guard::Shared;
-use crate::lost::LostReason;
-use crate::error::ErrorKind;
-use crate::mutex::{own_key_revision, recv, WATCH_OWN_KEY_AFTER};
+use crate::sync::guard::Shared;
+use crate::lease::lost::LostReason;
+use crate::client::error::ErrorKind;
+use crate::sync::mutex::{own_key_revision, recv, WATCH_OWN_KEY_AFTER};
 use crate::runtime;
-use crate::watch_hub::{EventType, Msg, Spec, Subscription};
+use crate::watch::hub::{EventType, Msg, Spec, Subscription};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
@@ -101,7 +101,7 @@ async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<
     let mut sub = own_sub;
     let own_after = tokio::time::sleep_until(acquired + WATCH_OWN_KEY_AFTER);
     tokio::pin!(own_after);
-    let mut backoff = crate::backoff::Backoff::default();
+    let mut backoff = crate::client::backoff::Backoff::default();
     let reason = loop {
         tokio::select! {
             _ = stop.cancelled() => return,

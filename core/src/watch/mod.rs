@@ -2,11 +2,13 @@
 //! caller sees every change in order, with no gap and no duplicate, or an explicit
 //! [`ErrorKind::Compacted`] error when the history needed to resume is gone.
 
-use crate::backoff::Backoff;
+pub(crate) mod hub;
+
+use crate::client::backoff::Backoff;
 use crate::client::{closed_error, Client};
-use crate::error::{Error, Result};
-use crate::validate;
-use crate::watch_hub::{Msg, Spec, Subscription, WatchEvent};
+use crate::client::error::{Error, Result};
+use crate::client::validate;
+use crate::watch::hub::{Msg, Spec, Subscription, WatchEvent};
 use std::collections::VecDeque;
 
 /// What to watch.

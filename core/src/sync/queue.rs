@@ -11,10 +11,10 @@
 //! The reads stay one round trip while the queue holds only waiters: each asks for one key,
 //! and only when that key turns out not to be a waiter does a paged read go past it.
 
-use crate::backoff::Backoff;
+use crate::client::backoff::Backoff;
 use crate::client::Client;
-use crate::error::Result;
-use crate::kv::KeyValue;
+use crate::client::error::Result;
+use crate::client::kv::KeyValue;
 use crate::lease::LeaseState;
 use crate::runtime;
 use etcd_client::{GetOptions, SortOrder, SortTarget};

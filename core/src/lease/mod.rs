@@ -1,12 +1,15 @@
 //! Leases: granted with a TTL, kept alive in the background, with a conservative local view
 //! of whether they are still alive.
 
+pub(crate) mod keepalive;
+pub(crate) mod lost;
+
 use crate::client::Client;
-use crate::clock;
-use crate::error::{Error, ErrorKind, Result};
-use crate::lost::{LostFlag, LostReason, LostSignal};
+use crate::runtime::clock;
+use crate::client::error::{Error, ErrorKind, Result};
+use crate::lease::lost::{LostFlag, LostReason, LostSignal};
 use crate::runtime;
-use crate::validate;
+use crate::client::validate;
 use rand::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -256,7 +259,7 @@ pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instan
 
 /// Revokes a lease in the background, retrying transient failures until `deadline`.
 pub(crate) async fn revoke_detached(etcd: etcd_client::Client, id: i64, deadline: Instant) {
-    let _ = crate::backoff::retry(Some(deadline), || {
+    let _ = crate::client::backoff::retry(Some(deadline), || {
         let mut c = etcd.clone();
         async move {
             match c.lease_revoke(id).await {

@@ -6,8 +6,8 @@
 //! 15 s), and a lease or a waiting lock would pay for it. The stream's owner notices the silence
 //! (an unanswered keepalive, an unanswered progress request) and moves on with [`Paths::next`].
 
-use crate::backoff::retry;
-use crate::error::{Error, ErrorKind, Result};
+use crate::client::backoff::retry;
+use crate::client::error::{Error, ErrorKind, Result};
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -7,8 +7,14 @@
 //! refuse to work in the child (see [`check_pid`]). [`shutdown`] closes every client and stops
 //! the runtime, for bindings to call at interpreter or process exit.
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::spin::Spin;
+pub(crate) mod clock;
+#[doc(hidden)]
+pub mod linger;
+#[doc(hidden)]
+pub mod spin;
+
+use crate::client::error::{Error, ErrorKind, Result};
+use crate::runtime::spin::Spin;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, Weak};
@@ -70,10 +76,28 @@ fn build() -> Runtime {
             static N: AtomicUsize = AtomicUsize::new(0);
             format!("etcdlock-rt-{}", N.fetch_add(1, Ordering::Relaxed))
         })
-        .on_thread_start(|| RUNTIME_HANDLE.with(|h| *h.borrow_mut() = Some(Handle::current())))
+        .on_thread_start(|| {
+            block_sigpipe();
+            RUNTIME_HANDLE.with(|h| *h.borrow_mut() = Some(Handle::current()))
+        })
         .enable_all()
         .build()
         .expect("cannot start the etcdlock runtime")
+}
+
+/// Blocks SIGPIPE on the calling (runtime) thread. A write to a connection the member closed
+/// raises it, and its default action ends the process: C programs rarely ignore it as Rust,
+/// Python and Node do. Blocked, the write fails with EPIPE and the connection is replaced.
+fn block_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: sigemptyset/sigaddset initialise the set we own; pthread_sigmask changes only
+    // this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// A handle on the shared runtime of this process, creating it on first call.
@@ -195,7 +219,7 @@ impl<T: Send + 'static> Blocking<T> {
                 Some(_) => break None,
             }
         };
-        crate::spin::record(start.elapsed());
+        crate::runtime::spin::record(start.elapsed());
         match result {
             None => Ok(None),
             Some(Ok(v)) => Ok(Some(v)),

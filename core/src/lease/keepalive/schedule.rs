@@ -1,7 +1,7 @@
 //! When each lease's keepalive goes out: every TTL/3, spread over that window after a stream
 //! opens, and only as fast as the stream takes them.
 
-use crate::clock;
+use crate::runtime::clock;
 use crate::lease::LeaseState;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

@@ -2,14 +2,14 @@
 //! and a fenced release.
 
 use crate::client::Client;
-use crate::error::{Error, ErrorKind, Result};
-use crate::kv::Op;
+use crate::client::error::{Error, ErrorKind, Result};
+use crate::client::kv::Op;
 use crate::lease::Lease;
-use crate::lost::{LostFlag, LostReason, LostSignal};
-use crate::monitor;
+use crate::lease::lost::{LostFlag, LostReason, LostSignal};
+use crate::sync::monitor;
 use crate::runtime;
-use crate::session::Use;
-use crate::watch_hub::Subscription;
+use crate::sync::session::Use;
+use crate::watch::hub::Subscription;
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -52,7 +52,7 @@ pub(crate) struct Shared {
 }
 
 impl LockGuard {
-    #[allow(clippy::too_many_arguments)] // one call site, in mutex.rs
+    #[allow(clippy::too_many_arguments)] // one call site, in mutex/mod.rs
     pub(crate) fn new(
         client: Client,
         name: Arc<[u8]>,
@@ -80,7 +80,7 @@ impl LockGuard {
         match own_sub {
             // A long wait already watches the key: keep watching.
             Some(sub) => monitor::start(&shared, Some(sub)),
-            None => shared.client.inner.monitors.push(Arc::downgrade(&shared)),
+            None => super::PerClient::of(&shared.client).monitors.push(Arc::downgrade(&shared)),
         }
         LockGuard { shared }
     }
@@ -150,8 +150,8 @@ impl LockGuard {
             return Err(Error::invalid(format!("a guarded transaction takes 1 to {} operations", MAX_OPS - 1)));
         }
         for op in ops {
-            crate::validate::key(op.key())?;
-            if crate::queue::in_queue(&self.shared.name, op.key()) {
+            crate::client::validate::key(op.key())?;
+            if crate::sync::queue::in_queue(&self.shared.name, op.key()) {
                 // Under `<name>/` a key without a lease is skipped by the queue, but etcd's Go
                 // mutex and `etcdctl lock` would wait for it forever.
                 return Err(Error::invalid(format!(
@@ -228,10 +228,10 @@ impl Shared {
         true
     }
 
-    /// Deletes the key in the background (see [`crate::queue::delete_in_background`]).
+    /// Deletes the key in the background (see [`crate::sync::queue::delete_in_background`]).
     fn delete_in_background(self: &Arc<Self>) {
         let shared = self.clone();
-        crate::queue::delete_in_background(self.client.clone(), self.lease.state().clone(), None, move || {
+        crate::sync::queue::delete_in_background(self.client.clone(), self.lease.state().clone(), None, move || {
             let shared = shared.clone();
             async move { shared.delete_key().await.map(drop) }
         });
@@ -256,7 +256,7 @@ impl Shared {
                 let mut kv = rpc.kv.get();
                 async move {
                     let r = kv.txn(txn).await;
-                    if r.as_ref().is_err_and(crate::error::may_have_applied) {
+                    if r.as_ref().is_err_and(crate::client::error::may_have_applied) {
                         flag.store(true, Ordering::Release);
                     }
                     r

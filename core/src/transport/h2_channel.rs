@@ -32,7 +32,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tonic::Status;
-use crate::tls::Tls;
+use crate::transport::tls::Tls;
 
 type Request = http::Request<tonic::body::Body>;
 type Response = http::Response<tonic::body::Body>;

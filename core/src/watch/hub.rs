@@ -19,9 +19,9 @@
 //! subscriber re-subscribes from where it is). etcd answers creates in the order they were
 //! sent, which tells whose create a refusal without a watch ID was.
 
-use crate::error::{Error, ErrorKind};
-use crate::kv::KeyValue;
-use crate::paths::Paths;
+use crate::client::error::{Error, ErrorKind};
+use crate::client::kv::KeyValue;
+use crate::transport::paths::Paths;
 use crate::runtime;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -252,7 +252,7 @@ async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<Stream> {
         match tokio::time::timeout(SILENT, open).await.ok()? {
             Ok(stream) => return Some(stream.split()),
             // The member's connection carries an auth token that expired: a new one, once.
-            Err(e) if !refreshed && crate::error::stale_token(&e) => {
+            Err(e) if !refreshed && crate::client::error::stale_token(&e) => {
                 tokio::time::timeout(SILENT, etcd.refresh_token()).await.ok()?.ok()?;
             }
             Err(_) => return None,

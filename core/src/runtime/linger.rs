@@ -7,16 +7,16 @@
 //! VM took ~40-50 us (median, spawn to first poll) on every call's critical path; a lingering
 //! worker picks the call up in ~5 us. That made a Node lock/release cycle 1.3-1.6 times as
 //! fast, measured interleaved against the same build without it. (The caller's own spinning,
-//! [`spin`](crate::spin), covers the other direction: the reply reaching a caller that is awake.)
+//! [`spin`](crate::runtime::spin), covers the other direction: the reply reaching a caller that is awake.)
 //!
 //! Only while it pays: not while more than [`FEW`] outside calls are in flight (their replies
 //! keep the workers busy anyway), not when spinning is off (`ETCDLOCK_SPIN_US=0`), and not
 //! while fewer than a quarter of recent calls came within [`LINGER`] of the reply before them
 //! (a program that calls now and then, where lingering would only burn CPU).
 
-use crate::clock;
-use crate::error::{Error, ErrorKind, Result};
-use crate::spin::{self, HitRate};
+use crate::runtime::clock;
+use crate::client::error::{Error, ErrorKind, Result};
+use crate::runtime::spin::{self, HitRate};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

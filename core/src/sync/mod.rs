@@ -1,0 +1,36 @@
+//! Recipes built on the client's layers, as etcd's Go `concurrency` package is on `clientv3`:
+//! nothing below imports from here. Per-client state of a recipe lives here too (see
+//! [`crate::client::Extensions`]), not in the client.
+
+pub(crate) mod guard;
+pub(crate) mod monitor;
+pub(crate) mod mutex;
+pub(crate) mod queue;
+pub(crate) mod session;
+
+use crate::client::Client;
+use std::sync::Arc;
+
+/// What the recipes keep per client, made on the client's first lock.
+pub(crate) struct PerClient {
+    /// The shared lock leases, one per TTL.
+    pub sessions: session::Sessions,
+    /// Which lock names recently had a queue.
+    pub queue_hints: mutex::QueueHints,
+    /// Held-lock monitors not started yet.
+    pub monitors: Arc<monitor::Deferred>,
+}
+
+impl PerClient {
+    pub fn of(client: &Client) -> Arc<PerClient> {
+        client.inner.extension.get_or_init(|| {
+            let (inner, closed) = (&client.inner, &client.inner.closed);
+            session::start_sweep(Arc::downgrade(inner), inner.opts.idle_lease_timeout, closed.clone());
+            PerClient {
+                sessions: Default::default(),
+                queue_hints: Default::default(),
+                monitors: monitor::Deferred::new(closed.clone()),
+            }
+        })
+    }
+}

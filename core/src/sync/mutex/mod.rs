@@ -1,0 +1,314 @@
+//! The fair mutex: FIFO by the create revision of each waiter's queue key, waiters watching
+//! only their immediate predecessor, every wait bounded and cleaned up.
+//!
+//! Layout: waiter keys live directly under `<name>/`, bound to the waiter's lease, exactly like
+//! etcd's Go `concurrency.Mutex` and `etcdctl lock <name>`, so all of them share one queue.
+//! See `docs/design.md` for the algorithm and its round trips.
+
+mod cleanup;
+mod enqueue;
+mod wait;
+
+use cleanup::PendingKey;
+use enqueue::Enqueued;
+pub(crate) use wait::{own_key_revision, recv};
+use wait::Position;
+use enqueue::{first_kv, newest_key};
+
+use crate::client::{closed_error, Client};
+use crate::client::error::{Error, ErrorKind, Result};
+use crate::sync::guard::LockGuard;
+use crate::sync::session::{Session, Use};
+use crate::client::kv::KeyValue;
+use crate::lease::{Lease, LeaseState};
+use crate::lease::lost::LostReason;
+use crate::runtime;
+use crate::sync::queue::{self, Toward};
+use crate::client::validate;
+use crate::watch::hub::{EventType, Msg, Spec, Subscription};
+use crate::client::backoff::Backoff;
+use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// A waiter (or holder) starts watching its own key for deletion only after this long.
+pub(crate) const WATCH_OWN_KEY_AFTER: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Clone, Default)]
+pub struct LockOptions {
+    /// `None` waits forever; `Some(ZERO)` tries once (fails with `WouldBlock` unless the lock
+    /// is free and nobody waits); otherwise fails with `Timeout` when it passes.
+    pub timeout: Option<Duration>,
+    /// Cancels the wait (fails with `Cancelled`); the queue key is gone when the call returns.
+    pub cancel: Option<CancellationToken>,
+}
+
+/// A handle on one lock name. Locking sends requests; creating the handle does not.
+///
+/// Handles from [`Client::mutex`] bind their queue keys to the client's lease for their TTL,
+/// shared by all of the client's locks with that TTL (see `sync/session.rs`), so an uncontended
+/// lock/unlock cycle is two round trips. That lease is granted on first use, replaced when
+/// lost, and revoked when an acquire fails with nothing else using it, after
+/// [`ClientOptions::idle_lease_timeout`](crate::ClientOptions) unused, and on close.
+///
+/// ```no_run
+/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// let mutex = client.mutex("orders", 10)?;
+/// let guard = mutex.lock().await?;
+/// // Writes that must only happen while holding the lock go through the guard (fenced):
+/// guard.put(b"state/orders/last", b"42").await?; // outside the queue prefix `orders/`
+/// println!("fencing token {}", guard.fencing_token());
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Mutex {
+    client: Client,
+    name: Arc<[u8]>,
+    /// Picks the name's slot in the client's [`QueueHints`] and tells its queue keys apart on
+    /// a lease (see [`LeaseState::take_slot`](crate::lease::LeaseState)).
+    name_hash: u64,
+    prefix: Vec<u8>,
+    leases: Leases,
+}
+
+/// Whether a lock name's last enqueue on this client found others queued, which decides the
+/// shape of its next enqueue (see [`Mutex::enqueue`]). Kept per client, not per handle: the
+/// C and Node bindings make a handle per call. Names share 256 slots by hash: a collision
+/// costs a few microseconds, never correctness.
+pub(crate) struct QueueHints(Box<[AtomicBool]>);
+
+impl Default for QueueHints {
+    fn default() -> Self {
+        QueueHints((0..256).map(|_| AtomicBool::new(false)).collect())
+    }
+}
+
+impl QueueHints {
+    fn get(&self, name_hash: u64) -> &AtomicBool {
+        &self.0[name_hash as usize % self.0.len()]
+    }
+}
+
+fn hash_name(name: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
+}
+
+/// Where a handle's acquisitions get their lease.
+#[derive(Debug)]
+enum Leases {
+    /// The client's shared lease for a TTL.
+    Session(Arc<Session>),
+    /// The caller's lease ([`Mutex::with_lease`]): used as is, never revoked here.
+    Given(Lease),
+}
+
+impl Client {
+    /// A handle on the lock `name`. Sends nothing until it is locked. Its queue keys are bound
+    /// to the lease this client's locks with `ttl_secs` share (granted on first use, kept
+    /// alive while in use, revoked after `idle_lease_timeout` unused or when an acquire fails
+    /// with nothing else using it).
+    pub fn mutex(&self, name: impl Into<Vec<u8>>, ttl_secs: i64) -> Result<Mutex> {
+        Mutex::new(self, name.into(), ttl_secs)
+    }
+}
+
+impl Mutex {
+    pub(crate) fn new(client: &Client, name: Vec<u8>, ttl: i64) -> Result<Mutex> {
+        validate::ttl(ttl)?;
+        Mutex::on(client, name, Leases::Session(crate::sync::PerClient::of(client).sessions.get(ttl)))
+    }
+
+    /// A handle whose queue keys are bound to `lease` (never revoked by the mutex).
+    pub fn with_lease(lease: &Lease, name: impl Into<Vec<u8>>) -> Result<Mutex> {
+        lease.check_usable()?;
+        Mutex::on(lease.client(), name.into(), Leases::Given(lease.clone()))
+    }
+
+    fn on(client: &Client, name: Vec<u8>, leases: Leases) -> Result<Mutex> {
+        validate::lock_name(&name)?;
+        client.check_open()?;
+        let mut prefix = name.clone();
+        prefix.push(b'/');
+        Ok(Mutex { client: client.clone(), name_hash: hash_name(&name), name: name.into(), prefix, leases })
+    }
+
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Waits until the lock is held.
+    pub async fn lock(&self) -> Result<LockGuard> {
+        self.lock_with(LockOptions::default()).await
+    }
+
+    /// Takes the lock only if nobody holds it or waits for it; `WouldBlock` otherwise.
+    /// Leaves nothing behind when it fails.
+    pub async fn try_lock(&self) -> Result<LockGuard> {
+        self.lock_with(LockOptions { timeout: Some(Duration::ZERO), cancel: None }).await
+    }
+
+    /// Waits for the lock within `opts`. On any failure (timeout, cancel, lease lost, close)
+    /// the queue key is deleted before this returns; if that delete fails it is retried in
+    /// the background. Dropping the future instead also cleans up, in the background.
+    pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
+        self.client.check_open()?;
+        let try_once = opts.timeout == Some(Duration::ZERO);
+        // A timeout too long to be a point in time waits forever.
+        let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
+        let cancel = opts.cancel.as_ref();
+        if cancel.is_some_and(CancellationToken::is_cancelled) {
+            return Err(cancelled());
+        }
+
+        // The shared lease may be gone on the server before anyone here noticed (an operator
+        // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
+        let (lease, active, fresh) = self.take_lease(deadline).await?;
+        match self.acquire(lease, active, try_once, deadline, cancel).await {
+            Attempt::LeaseGone(_) if !fresh => {
+                let (lease, active, _) = self.take_lease(deadline).await?;
+                Box::pin(self.acquire(lease, active, try_once, deadline, cancel)).await.into()
+            }
+            attempt => attempt.into(),
+        }
+    }
+
+    async fn acquire(
+        &self,
+        lease: Lease,
+        active: Option<Use>,
+        try_once: bool,
+        deadline: Option<Instant>,
+        cancel: Option<&CancellationToken>,
+    ) -> Attempt {
+        let slot = lease.state().take_slot(self.name_hash);
+        let mut pending = PendingKey {
+            client: self.client.clone(),
+            key: self.queue_key(&lease, slot),
+            lease: lease.state().clone(),
+            slot: (self.name_hash, slot),
+            armed: true,
+            settled: false,
+            active,
+        };
+        let key = &pending.key;
+
+        // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
+        // request timeout): abandoning one in flight could let it land after our cleanup.
+        let enqueued = self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await;
+        pending.settled = true;
+        let enqueued = match enqueued {
+            Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
+                // The server lost the lease before our keepalives noticed.
+                lease.state().lost.set(LostReason::Expired);
+                Box::pin(self.cleanup(&mut pending, &lease)).await;
+                return Attempt::LeaseGone(e);
+            }
+            r => r,
+        };
+        let result = match enqueued {
+            Ok(Enqueued::Held(token)) => match lease.lost_reason() {
+                None => Ok((token, None)),
+                Some(reason) => Err(lost(reason)),
+            },
+            Ok(Enqueued::Busy { written: false }) => {
+                // Nothing of ours is in etcd. The lease stays for the next try (the idle sweep
+                // revokes it): revoking it here would cost every failed try a grant and a revoke.
+                pending.armed = false;
+                lease.state().free_slot(pending.slot);
+                return Attempt::Done(Err(would_block()));
+            }
+            Ok(Enqueued::Busy { written: true }) => Err(would_block()),
+            Ok(Enqueued::Waiting(my_rev, pos)) => {
+                let wait = Box::pin(self.wait(key, my_rev, pos, &lease));
+                let closed = self.client.inner.closed.clone();
+                tokio::select! {
+                    r = wait => r.map(|sub| (my_rev, sub)),
+                    _ = sleep_until(deadline) => Err(Error::new(ErrorKind::Timeout, format!(
+                        "timed out waiting for lock {:?}", String::from_utf8_lossy(&self.name)))),
+                    _ = cancelled_opt(cancel) => Err(cancelled()),
+                    _ = closed.cancelled() => Err(closed_error()),
+                }
+            }
+            Err(e) => Err(e),
+        };
+
+        Attempt::Done(match result {
+            Ok((token, own_sub)) => {
+                pending.armed = false;
+                let key = std::mem::take(&mut pending.key);
+                let active = pending.active.take();
+                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, pending.slot, token, lease, own_sub, active))
+            }
+            Err(e) => {
+                Box::pin(self.cleanup(&mut pending, &lease)).await;
+                Err(e)
+            }
+        })
+    }
+
+    /// The lease for one acquisition, and whether it was just granted.
+    async fn take_lease(&self, deadline: Option<Instant>) -> Result<(Lease, Option<Use>, bool)> {
+        match &self.leases {
+            Leases::Session(session) => {
+                let (lease, active, fresh) = session.take(&self.client, deadline).await?;
+                Ok((lease, Some(active), fresh))
+            }
+            Leases::Given(lease) => {
+                lease.check_usable()?;
+                Ok((lease.clone(), None, true))
+            }
+        }
+    }
+
+}
+
+/// How one acquisition on one lease ended.
+enum Attempt {
+    Done(Result<LockGuard>),
+    /// The server no longer has the lease (`LockLost`); nothing was enqueued.
+    LeaseGone(Error),
+}
+
+impl From<Attempt> for Result<LockGuard> {
+    fn from(a: Attempt) -> Self {
+        match a {
+            Attempt::Done(r) => r,
+            Attempt::LeaseGone(e) => Err(e),
+        }
+    }
+}
+
+async fn cancelled_opt(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(c) => c.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn would_block() -> Error {
+    Error::new(ErrorKind::WouldBlock, "the lock is held or has waiters")
+}
+
+fn cancelled() -> Error {
+    Error::new(ErrorKind::Cancelled, "lock acquisition cancelled")
+}
+
+pub(crate) fn lost(reason: LostReason) -> Error {
+    match reason {
+        LostReason::Closed => closed_error(),
+        r => Error::new(ErrorKind::LockLost, format!("lost while waiting for the lock ({r})")),
+    }
+}
+
