@@ -14,7 +14,7 @@ pub struct ClientOptions {
     /// At most this many unary requests of this client are in flight at once; more wait.
     pub max_in_flight: usize,
     /// The lease the client's locks of one TTL share is revoked after this long without any
-    /// acquisition or held lock (see [`Client::mutex`]).
+    /// acquisition or held lock (see [`Client::mutex`](crate::Client::mutex)).
     pub idle_lease_timeout: Duration,
     /// TLS settings for `https://` endpoints (`None` with `https://` trusts the system's roots).
     /// Giving them with `http://` endpoints is an error: the endpoints say which it is.
