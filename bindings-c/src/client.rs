@@ -33,7 +33,6 @@ pub unsafe extern "C" fn etcdlock_client_new(
         let endpoints = unsafe { ffi::utf8(endpoints, "endpoints") }?;
         let out = ffi::out(out, "out")?;
         let opts = unsafe { convert(opts) }?;
-        crate::runtime::start_runtime();
         let eps: Vec<String> = endpoints.split(',').map(str::to_string).collect();
         let request_timeout = opts.request_timeout;
         let client = ffi::block(async move { Client::connect(eps, opts).await })?;

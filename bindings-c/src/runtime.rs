@@ -1,5 +1,4 @@
-//! Process-level calls: shutdown and the library version; starting the core runtime with
-//! SIGPIPE blocked in its threads.
+//! Process-level calls: shutdown and the library version.
 
 use crate::ffi::{self, invalid};
 use std::os::raw::{c_char, c_int};
@@ -28,33 +27,4 @@ pub extern "C" fn etcdlock_shutdown(timeout_ms: i64) -> c_int {
 #[no_mangle]
 pub extern "C" fn etcdlock_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
-}
-
-/// Starts the core runtime, if it is not running, with SIGPIPE blocked in its threads.
-///
-/// The library's threads write to sockets; a member that closes a connection meanwhile makes
-/// such a write fail with EPIPE, and the kernel also sends SIGPIPE to the writing thread, whose
-/// default action ends the process (Rust, Python and Node.js processes ignore SIGPIPE; a C
-/// program usually does not). Threads inherit the signal mask of the thread that creates them,
-/// so the runtime is built while this thread blocks SIGPIPE, and this thread's mask is then
-/// restored: the program's own dispositions and masks stay as they were.
-pub(crate) fn start_runtime() {
-    if etcdlock::runtime::runtime_started() {
-        return;
-    }
-    #[cfg(not(unix))]
-    let _ = etcdlock::runtime::handle();
-    // SAFETY: plain libc calls on local, initialised signal sets.
-    #[cfg(unix)]
-    unsafe {
-        let mut pipe: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut pipe);
-        libc::sigaddset(&mut pipe, libc::SIGPIPE);
-        let blocked = libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old) == 0;
-        let _ = etcdlock::runtime::handle();
-        if blocked {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        }
-    }
 }
