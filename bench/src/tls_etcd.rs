@@ -11,8 +11,6 @@
 //! installs) have no such flag: their `tls` rows measure that slower path.
 
 use etcd_testkit::tls::Certs;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,23 +26,6 @@ pub struct TlsEtcd {
     child: Child,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn healthy(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
-        return false;
-    }
-    let mut body = String::new();
-    let _ = s.read_to_string(&mut body);
-    body.contains("\"health\":\"true\"")
-}
-
 impl TlsEtcd {
     pub fn start() -> TlsEtcd {
         let etcd = etcd_testkit::etcd_bin();
@@ -57,7 +38,7 @@ impl TlsEtcd {
         let certs = Certs::make(root.join("certs"));
         let mut ports = Vec::new();
         while ports.len() < 4 {
-            let p = free_port();
+            let p = etcd_testkit::free_port();
             if !ports.contains(&p) {
                 ports.push(p);
             }
@@ -106,7 +87,7 @@ impl TlsEtcd {
             child,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !healthy(health_port) {
+        while !etcd_testkit::health(health_port) {
             assert!(Instant::now() < deadline, "TLS etcd did not become healthy: {}", me.log());
             std::thread::sleep(Duration::from_millis(50));
         }

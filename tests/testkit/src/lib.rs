@@ -53,7 +53,8 @@ pub fn etcdctl_bin() -> PathBuf {
     "/usr/bin/etcdctl".into()
 }
 
-fn free_port() -> u16 {
+/// A port of 127.0.0.1 free at the time of the call.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -272,7 +273,8 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(body)
 }
 
-fn health(port: u16) -> bool {
+/// Whether the etcd whose HTTP endpoints are on `port` of 127.0.0.1 answers `/health` healthy.
+pub fn health(port: u16) -> bool {
     let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)) else {
         return false;
     };
