@@ -2,11 +2,11 @@
 //! side of their round trip: the worker that hands a reply over stays awake for that thread's
 //! next call, for up to [`LINGER`], instead of parking at once and being woken for it.
 //!
-//! A loop such as `await lock(); await release();` makes its next call some tens of
-//! microseconds after each reply. A worker parked by then had to be woken for it, which on a
-//! VM took ~40-50 us (median, spawn to first poll) on every call's critical path; a lingering
-//! worker picks the call up in ~5 us. That made a Node lock/release cycle 1.3-1.6 times as
-//! fast, measured interleaved against the same build without it. (The caller's own spinning,
+//! A loop such as `await lock(); await release();` makes its next call soon after each reply.
+//! A worker parked by then has to be woken for it, which on a VM (a halted vCPU woken by an
+//! interrupt) puts a wake-up on every call's critical path; a lingering worker picks the call
+//! up almost at once. That makes a Node lock/release loop much faster than the same build
+//! without lingering. (The caller's own spinning,
 //! [`spin`](crate::runtime::spin), covers the other direction: the reply reaching a caller that is awake.)
 //!
 //! Only while it pays: not while more than [`FEW`] outside calls are in flight (their replies
@@ -21,7 +21,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long a worker waits for the next call; a Node await took 15-30 us here.
+/// How long a worker waits for the next call: several times what a Node `await` between two
+/// calls takes, and still short next to a round trip to etcd.
 pub const LINGER: Duration = Duration::from_micros(150);
 
 /// Lingering stops while more outside calls than this are in flight.

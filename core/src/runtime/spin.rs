@@ -2,9 +2,9 @@
 //! a loop) for up to [`window`] before it sleeps.
 //!
 //! A local etcd answers within that, so the reply needs no wake-up of a sleeping thread, which
-//! on a VM (a halted vCPU woken by an interrupt) cost ~40 us per call here: a sixth of a local
-//! etcd round trip. Spinning made a Python lock/release cycle ~20 % faster, and a Node one
-//! 10-50 % (there the JS thread polls its event loop instead of sleeping in it). At most half
+//! on a VM (a halted vCPU woken by an interrupt) is a sizeable share of a local etcd round trip.
+//! Sparing it makes the bindings' lock/release cycles clearly faster, Node's most (there the JS
+//! thread polls its event loop instead of sleeping in it). At most half
 //! the CPUs' worth of callers spin at once, so that many waiting threads cannot starve the
 //! runtime, or a local etcd, of CPU: the others sleep at once.
 //!
@@ -12,9 +12,9 @@
 //! than a quarter of the recent replies came within twice the window (an etcd a few
 //! milliseconds away). Spinning for those would burn a window of CPU per call and save nothing.
 //! The bar is low on purpose: calls that wait for a held lock also count as late, and a local
-//! etcd's replies sometimes miss the window on a busy machine; requiring half of them in the
-//! window measured the bindings' uncontended loops at 0.79-0.90 × the core's, against 0.86-1.02
-//! without that rule.
+//! etcd's replies sometimes miss the window on a busy machine. A higher bar (half of them) turned
+//! spinning off so often there that the bindings' uncontended loops fell further behind the
+//! core's than with no rule at all.
 //!
 //! `ETCDLOCK_SPIN_US` sets the window in microseconds (`0`: never spin).
 

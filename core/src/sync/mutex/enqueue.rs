@@ -6,8 +6,8 @@ impl Mutex {
     /// Queue keys are `<name>/<lease hex>` (the Go layout), with `-<n>` appended while other
     /// acquisitions on the same lease have keys, so that two of them still exclude each other.
     /// Numbers are reused once their key is gone: every distinct key name leaves etcd an index
-    /// entry that the queue scan walks until the next compaction (9000 of them made an
-    /// uncontended cycle 7 times slower).
+    /// entry that the queue scan walks until the next compaction, and an uncontended cycle
+    /// slows down with every name left behind.
     pub(super) fn queue_key(&self, lease: &Lease, slot: u64) -> Vec<u8> {
         let mut key = Vec::with_capacity(self.prefix.len() + 34);
         key.extend_from_slice(&self.prefix);
@@ -24,8 +24,8 @@ impl Mutex {
     ///
     /// While the last enqueue of this name on this client found nobody queued, a cheaper Txn
     /// goes first: put our key only if nobody is queued, with no queue read (etcd charges
-    /// 15-20 us for the read, 2-3 % of an uncontended cycle, and as much again for any `else`
-    /// branch, taken or not: `bench/examples/shapes.rs`). When it finds the queue busy, the
+    /// measurably for the read, and as much again for any `else` branch, taken or not:
+    /// `bench/examples/shapes.rs`). When it finds the queue busy, the
     /// full Txn follows: two round trips, and the name's next enqueue goes straight to it.
     ///
     /// Keys under the prefix that are no waiters (see `sync/queue.rs`) are skipped: a read that
@@ -52,7 +52,7 @@ impl Mutex {
                 .or_else([TxnOp::get(key, Some(GetOptions::new().with_keys_only())), first_key(prefix)])
         } else {
             // No `else` branch: it is only needed after a retry, and etcd charges for it on
-            // every enqueue (~15 us).
+            // every enqueue, taken or not.
             Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([newest_key(prefix, None), put()])
         };
         let resp = self.client.txn(txn, true).await?;

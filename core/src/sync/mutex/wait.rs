@@ -144,7 +144,8 @@ impl Mutex {
 /// etcd 3.5 reads the start revision of a watch "from now" before it takes the
 /// store lock to register it; a write committing in between makes the watcher "unsynced", and
 /// unsynced watchers get their events only on the store's next 100 ms sync tick. Under write
-/// load that happens to 10-30 % of watches. Past the last delay the watcher has been synced.
+/// load that happens to a good share of watches, so the early re-reads matter. Past the last
+/// delay the watcher has been synced.
 pub(super) const RECHECK_AFTER: [Duration; 5] = [
     Duration::from_millis(3),
     Duration::from_millis(10),
