@@ -229,6 +229,43 @@ static void test_watch_after_idle_and_wrong_password(void) {
     CHECK(strstr(msg, "nope-secret") == NULL);
 }
 
+/* covers: AUTH-REFRESH-002
+ * (Passes on the core of edf101d^ too, before unary requests refreshed a stale token, as the
+ * Node twin does when built from that tree; 3bf7337 found the same of the core test.) */
+static void test_token_made_old_by_a_role_change(void) {
+    etcdlock_client *c = connect_app(g_auth);
+    if (!c) return;
+    /* A watch stream and a keepalive stream opened with the token of the current auth revision. */
+    etcdlock_watch *before = NULL, *after = NULL;
+    CHECK_RC(etcdlock_watch_open(c, K("app/w1"), false, 0, &before), ETCDLOCK_OK);
+    etcdlock_lock *l = NULL;
+    CHECK_RC(etcdlock_lock_acquire(c, "app/held", 3, 5000, NULL, &l), ETCDLOCK_OK);
+    /* Any change to users or roles makes every token issued before it old. */
+    CHECK(root_ctl(g_auth, "role grant-permission app read elsewhere", NULL));
+    CHECK_RC(etcdlock_put(c, K("app/after"), K("1"), NULL), ETCDLOCK_OK);
+    check_value(c, "app/after", "1");
+    /* A new watch on the open watch stream: etcd checks the stream's (old) token. */
+    CHECK_RC(etcdlock_watch_open(c, K("app/w2"), false, 0, &after), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_put(c, K("app/w1"), K("a"), NULL), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_put(c, K("app/w2"), K("b"), NULL), ETCDLOCK_OK);
+    CHECK(sees(before, "app/w1"));
+    CHECK(sees(after, "app/w2"));
+    sleep_ms(7000); /* held past its TTL twice over: only keepalives go meanwhile */
+    CHECK(l && etcdlock_lock_is_held(l));
+    CHECK_RC(etcdlock_put(c, K("app/fenced"), K("x"), l), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_lock_release(l), ETCDLOCK_OK);
+    etcdlock_lock_free(l);
+    CHECK_RC(etcdlock_put(c, K("app/w1"), K("c"), NULL), ETCDLOCK_OK);
+    CHECK(sees(before, "app/w1"));
+    etcdlock_watch_free(before);
+    etcdlock_watch_free(after);
+    char *keys = NULL;
+    CHECK(root_ctl(g_auth, "get --prefix --keys-only app/held", &keys));
+    CHECK(keys && keys[0] == 0);
+    free(keys);
+    etcdlock_client_free(c);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     g_auth = need("ETCDLOCK_AUTH_ENDPOINT");
@@ -238,5 +275,6 @@ int main(void) {
     RUN(test_user_granted_one_prefix);
     RUN(test_refresh_after_idle_and_lock_held_past_the_token);
     RUN(test_watch_after_idle_and_wrong_password);
+    RUN(test_token_made_old_by_a_role_change);
     return summary("test_auth");
 }

@@ -2,7 +2,9 @@
  * answers, or drops SYNs, costs a bounded time (CONN-SILENT-001/002); an acquire cancelled
  * with etcdlock_cancel while its enqueue is delayed in the network (a delaying TCP forwarder in
  * this file) leaves no key (LOCK-GHOST-002); a member that closes connections while the
- * library writes to them does not kill the process with SIGPIPE.
+ * library writes to them does not kill the process with SIGPIPE; a watch whose stream is reset
+ * before etcd confirmed it (the HTTP/2 proxy of bindings-python/tests/netfakes.py, run as a
+ * child process) returns only once confirmed and misses nothing (WATCH-CREATED-001).
  * Scenario IDs of tests/conformance/scenarios.md are named in `covers:` comments. */
 #include "check.h"
 #include <arpa/inet.h>
@@ -12,8 +14,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 #define K(s) (const uint8_t *)(s), strlen(s)
 
@@ -334,11 +340,150 @@ out:
     close(g_fwd_fd);
 }
 
+/* ---- netfakes.py's HoldProxy in a python3 child, driven by line commands ---- */
+
+struct hold_proxy {
+    pid_t pid;
+    FILE *in, *out; /* its stdin, its stdout */
+    char endpoint[64];
+};
+
+/* Starts `python3 netfakes.py hold-proxy PORT` (netfakes.py found from this file's path);
+ * 0 on success. */
+static int hold_proxy_start(struct hold_proxy *p, int port) {
+    char script[1024], portstr[16];
+    snprintf(script, sizeof script, "%s", __FILE__);
+    char *slash = strrchr(script, '/');
+    if (!slash) return -1;
+    snprintf(slash, sizeof script - (size_t)(slash - script), "/../../bindings-python/tests/netfakes.py");
+    snprintf(portstr, sizeof portstr, "%d", port);
+    int to_child[2], from_child[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0) return -1;
+    if (pipe2(from_child, O_CLOEXEC) != 0) return close(to_child[0]), close(to_child[1]), -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+    char *argv[] = {"python3", script, "hold-proxy", portstr, NULL};
+    int rc = posix_spawnp(&p->pid, "python3", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(to_child[0]);
+    close(from_child[1]);
+    if (rc != 0) return close(to_child[1]), close(from_child[0]), -1;
+    p->in = fdopen(to_child[1], "w");
+    p->out = fdopen(from_child[0], "r");
+    /* The endpoint line (EOF if the child fails: fgets does not wait forever). */
+    if (!p->in || !p->out || !fgets(p->endpoint, sizeof p->endpoint, p->out)) return -1;
+    p->endpoint[strcspn(p->endpoint, "\n")] = 0;
+    return strncmp(p->endpoint, "http://", 7) == 0 ? 0 : -1;
+}
+
+/* Sends one command; its one-line answer in `answer`. 0 on success. */
+static int hold_proxy_cmd(struct hold_proxy *p, const char *cmd, char *answer, size_t len) {
+    if (fprintf(p->in, "%s\n", cmd) < 0 || fflush(p->in) != 0 || !fgets(answer, (int)len, p->out)) return -1;
+    answer[strcspn(answer, "\n")] = 0;
+    return 0;
+}
+
+/* Closes the child's stdin (it closes the proxy and exits); waits for it (killed after 10 s). */
+static void hold_proxy_stop(struct hold_proxy *p) {
+    if (p->in) fclose(p->in);
+    if (p->out) fclose(p->out);
+    if (p->pid <= 0) return;
+    int status;
+    for (int i = 0; i < 500 && waitpid(p->pid, &status, WNOHANG) == 0; i++) sleep_ms(20);
+    if (waitpid(p->pid, &status, WNOHANG) == 0) {
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, &status, 0);
+    }
+}
+
+struct watch_call {
+    etcdlock_client *client;
+    const char *prefix;
+    etcdlock_watch *w;
+    atomic_int rc; /* -1 until etcdlock_watch_open returned */
+};
+
+static void *watch_thread(void *arg) {
+    struct watch_call *c = arg;
+    etcdlock_watch *w = NULL;
+    int rc = etcdlock_watch_open(c->client, K(c->prefix), true, 0, &w);
+    c->w = w;
+    atomic_store(&c->rc, rc);
+    return NULL;
+}
+
+/* covers: WATCH-CREATED-001
+ * The proxy holds back the body of the request carrying the key (the WatchCreateRequest on the
+ * Watch stream: etcd has the stream open but never learns of the watch, so no Created answer
+ * can come), then resets that stream (RST_STREAM to the client and to etcd). The library does
+ * not expose the watch's start revision; the events (keys, values, increasing revisions) are
+ * checked. */
+static void test_a_watch_whose_stream_is_reset_before_etcd_confirms_it(void) {
+    struct hold_proxy p = {0};
+    char prefix[140], cmd[200], answer[64];
+    unique(prefix, sizeof prefix, "created");
+    strcat(prefix, "/");
+    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
+    etcdlock_client *c = NULL, *direct = connect_client();
+    etcdlock_client_options o;
+    etcdlock_client_options_init(&o);
+    o.request_timeout_ms = 5000;
+    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
+    if (!c || !direct) goto out;
+
+    snprintf(cmd, sizeof cmd, "hold %s", prefix);
+    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
+    struct watch_call call = {c, prefix, NULL, -1};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, watch_thread, &call) == 0);
+    CHECK(hold_proxy_cmd(&p, "wait-holding 5", answer, sizeof answer) == 0 && strcmp(answer, "yes") == 0);
+    CHECK(atomic_load(&call.rc) == -1); /* not returned before etcd confirmed the watch */
+    CHECK(hold_proxy_cmd(&p, "reset", answer, sizeof answer) == 0 && atoi(answer) > 0);
+    pthread_join(t, NULL); /* bounded: the request timeout is 5 s */
+    CHECK_RC(atomic_load(&call.rc), ETCDLOCK_OK);
+    if (!call.w) goto out;
+
+    /* Changes made right after it returned are delivered, in order, none missed. */
+    enum { N = 3 };
+    for (int i = 0; i < N; i++) {
+        char key[160], val[8];
+        snprintf(key, sizeof key, "%s%d", prefix, i);
+        snprintf(val, sizeof val, "%d", i);
+        CHECK_RC(etcdlock_put(direct, K(key), K(val), NULL), ETCDLOCK_OK);
+    }
+    int64_t last = 0;
+    for (int i = 0; i < N; i++) {
+        etcdlock_event *e = NULL;
+        int rc = etcdlock_watch_next(call.w, 5000, &e);
+        CHECK_RC(rc, ETCDLOCK_OK); /* ETCDLOCK_E_TIMEOUT: missed */
+        if (rc != ETCDLOCK_OK) break;
+        char key[160], val[8];
+        snprintf(key, sizeof key, "%s%d", prefix, i);
+        snprintf(val, sizeof val, "%d", i);
+        size_t klen = 0, vlen = 0;
+        const uint8_t *k = etcdlock_event_key(e, &klen), *v = etcdlock_event_value(e, &vlen);
+        CHECK(etcdlock_event_type(e) == ETCDLOCK_EVENT_PUT);
+        CHECK(klen == strlen(key) && memcmp(k, key, klen) == 0);
+        CHECK(vlen == strlen(val) && memcmp(v, val, vlen) == 0);
+        CHECK(etcdlock_event_revision(e) > last);
+        last = etcdlock_event_revision(e);
+        etcdlock_event_free(e);
+    }
+    etcdlock_watch_free(call.w);
+out:
+    etcdlock_client_free(c);
+    etcdlock_client_free(direct);
+    hold_proxy_stop(&p);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     RUN(test_a_silent_first_endpoint);
     RUN(test_a_first_endpoint_that_drops_syns);
     RUN(test_cancel_with_the_enqueue_delayed_leaves_no_key);
     RUN(test_a_member_that_closes_connections_raises_no_sigpipe);
+    RUN(test_a_watch_whose_stream_is_reset_before_etcd_confirms_it);
     return summary("test_conn");
 }

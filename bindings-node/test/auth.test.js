@@ -27,6 +27,7 @@ function etcdWithAppUser(args = []) {
 
 const prefixEtcd = etcdWithAppUser();
 const refreshEtcd = etcdWithAppUser(['--etcd-arg=--auth-token-ttl=2']);
+const roleChangeEtcd = etcdWithAppUser();
 const app = (endpoint, password = 'apppw') => ({ endpoints: [endpoint], auth: { user: 'app', password }, timeout: 5000 });
 
 /** The next event of `w` within `ms`, as [type, key, value]. */
@@ -138,4 +139,37 @@ test('a watch created on a stream idle 4 s is created and delivers; a wrong pass
   assert.equal(err.code, 'AUTH', err.message);
   assert.ok(ms < 2000, `a wrong password failed after ${ms} ms`);
   assert.ok(!err.message.includes('nope'), 'the password is in the message');
+});
+
+// covers: AUTH-REFRESH-002
+// (Passes on the core of edf101d^ too, before unary requests refreshed a stale token: checked
+// with this binding built from that tree, connecting as root there because its connect probe
+// needed a permission `app` lacks. 3bf7337 found the same of the core test.)
+test('a token made old by a role change is refreshed for requests, a new watch, keepalives and the release', async (t) => {
+  const c = await Client.connect(app(roleChangeEtcd));
+  t.after(() => c.close());
+  // A watch stream and a keepalive stream opened with the token of the current auth revision.
+  const before = c.watch('app/w1');
+  await before.ready;
+  const lock = await c.lock('app/held', { ttl: 3, timeout: 5000 });
+  // Any change to users or roles makes every token issued before it old.
+  etcdctlAt(roleChangeEtcd, '--user', 'root:rootpw', 'role', 'grant-permission', 'app', 'read', 'elsewhere');
+  assert.ok((await c.put('app/after', '1')) > 0n);
+  assert.equal((await c.get('app/after')).toString(), '1');
+  // A new watch on the open watch stream: etcd checks the stream's (old) token.
+  const after = c.watch('app/w2');
+  await after.ready;
+  await c.put('app/w1', 'a');
+  await c.put('app/w2', 'b');
+  assert.deepEqual(await nextEvent(before), ['put', 'app/w1', 'a']);
+  assert.deepEqual(await nextEvent(after), ['put', 'app/w2', 'b']);
+  await sleep(7000); // held past its TTL twice over: only keepalives go meanwhile
+  assert.ok(lock.isHeld(), `lock lost: ${lock.lostReason()}`);
+  assert.ok((await c.put('app/fenced', 'x', { ifHeld: lock })) > 0n);
+  await lock.release();
+  await c.put('app/w1', 'c');
+  assert.deepEqual(await nextEvent(before), ['put', 'app/w1', 'c']);
+  before.close();
+  after.close();
+  assert.equal(etcdctlAt(roleChangeEtcd, '--user', 'root:rootpw', 'get', '--prefix', '--keys-only', 'app/held').trim(), '');
 });

@@ -1,7 +1,7 @@
 'use strict';
 // Network fakes on 127.0.0.1 for the member-selection and cancellation tests: a member that
 // accepts connections and never answers, one whose full accept queue drops every SYN, and a
-// proxy that holds back one HTTP/2 request's body.
+// proxy that holds back one HTTP/2 request's body (and can reset that request's stream).
 const net = require('node:net');
 const { spawn } = require('node:child_process');
 
@@ -61,6 +61,36 @@ function unacceptingListener() {
 const PREFACE = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 const DATA = 0;
 const RST_STREAM = 3;
+const CANCEL = 8; // an RST_STREAM error code
+
+/** An RST_STREAM frame for stream `sid`. */
+function rstStream(sid, code = CANCEL) {
+  const f = Buffer.alloc(13);
+  f.writeUIntBE(4, 0, 3);
+  f[3] = RST_STREAM;
+  f.writeUInt32BE(sid, 5);
+  f.writeUInt32BE(code, 9);
+  return f;
+}
+
+/** Calls `onFrame` with each whole HTTP/2 frame read from `sock` (after `skip` preface bytes). */
+function readFrames(sock, skip, onPreface, onFrame) {
+  let buf = Buffer.alloc(0);
+  sock.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    if (skip > 0) {
+      if (buf.length < skip) return;
+      onPreface(buf.subarray(0, skip));
+      buf = buf.subarray(skip);
+      skip = 0;
+    }
+    while (buf.length >= 9 && buf.length >= 9 + buf.readUIntBE(0, 3)) {
+      const frame = buf.subarray(0, 9 + buf.readUIntBE(0, 3));
+      buf = buf.subarray(frame.length);
+      onFrame(frame);
+    }
+  });
+}
 
 /**
  * A TCP proxy to 127.0.0.1:`port` that reads the HTTP/2 frames the client sends. `hold(marker)`
@@ -68,11 +98,15 @@ const RST_STREAM = 3;
  * already went through, so etcd waits for the body — while everything else passes, including
  * later requests on the same connection. `release()` sends the held body on; the request's
  * RST_STREAM (the client gave up on it) is dropped, as if lost in the network. So the request
- * lands after whatever the client sent meanwhile.
+ * lands after whatever the client sent meanwhile. `resetHeld()` instead resets the held
+ * request's stream: RST_STREAM (CANCEL) to the client, as if etcd had reset it, and to etcd,
+ * which never gets the body; the stream's later frames are dropped. etcd's replies are read
+ * frame by frame too (its side starts with a frame, no preface), so that a frame the proxy
+ * makes up never lands inside one of etcd's.
  */
 async function holdProxy(port) {
   let marker = null;
-  /** @type {{ up: net.Socket, sid: number, frames: Buffer[], released: boolean } | null} */
+  /** @type {{ up: net.Socket, client: net.Socket, sid: number, frames: Buffer[], released: boolean, reset: boolean } | null} */
   let held = null;
   const socks = new Set();
   const server = net.createServer((client) => {
@@ -82,33 +116,27 @@ async function holdProxy(port) {
       s.on('error', () => {});
       s.on('close', () => (socks.delete(s), client.destroy(), up.destroy()));
     }
-    up.pipe(client);
-    let buf = Buffer.alloc(0);
-    let prefaceSent = false;
-    client.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (!prefaceSent) {
-        if (buf.length < PREFACE) return;
-        up.write(buf.subarray(0, PREFACE));
-        buf = buf.subarray(PREFACE);
-        prefaceSent = true;
-      }
-      while (buf.length >= 9 && buf.length >= 9 + buf.readUIntBE(0, 3)) {
-        const frame = buf.subarray(0, 9 + buf.readUIntBE(0, 3));
-        buf = buf.subarray(frame.length);
+    // Whole frames only, so that resetHeld() can write one of its own in between.
+    readFrames(up, 0, null, (frame) => client.write(frame));
+    readFrames(
+      client,
+      PREFACE,
+      (preface) => up.write(preface),
+      (frame) => {
         const type = frame[3];
         const sid = frame.readUInt32BE(5) & 0x7fffffff;
         if (marker && held === null && type === DATA && frame.includes(marker)) {
-          held = { up, sid, frames: [], released: false };
+          held = { up, client, sid, frames: [], released: false, reset: false };
           marker = null;
         }
         if (held && held.up === up && held.sid === sid && sid !== 0) {
+          if (held.reset) return;
           if (!held.released && type !== RST_STREAM) held.frames.push(frame);
-          if (!held.released || type === RST_STREAM) continue;
+          if (!held.released || type === RST_STREAM) return;
         }
         up.write(frame);
-      }
-    });
+      },
+    );
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -126,6 +154,14 @@ async function holdProxy(port) {
       held.released = true;
       for (const f of held.frames) held.up.write(f);
       return held.frames.length;
+    },
+    /** Resets the held request's stream (RST_STREAM both ways); returns its ID (0: none held). */
+    resetHeld() {
+      if (!held || held.released) return 0;
+      held.released = held.reset = true;
+      held.up.write(rstStream(held.sid));
+      held.client.write(rstStream(held.sid));
+      return held.sid;
     },
     close() {
       for (const s of socks) s.destroy();

@@ -3,8 +3,8 @@ threads and blocking sockets; the Python twin of bindings-node/test/netfakes.js)
 
 - ``SilentListener``: a member whose kernel accepts connections that nobody ever serves;
 - ``UnacceptingListener``: a member whose full accept queue drops every SYN;
-- ``HoldProxy``: a TCP proxy that reads the HTTP/2 frames the client sends and holds back one
-  request's body.
+- ``HoldProxy``: a TCP proxy that reads the HTTP/2 frames both ways, holds back one request's
+  body, and can reset the held request's stream (RST_STREAM both ways).
 
 Why the proxy parses HTTP/2 instead of delaying bytes: the client multiplexes every request on
 one HTTP/2 connection, and one TCP connection keeps order. A proxy that delays all bytes delays
@@ -15,9 +15,16 @@ same connection pass, and dropping its RST_STREAM (the client giving up on it, a
 the network), lets that enqueue reach etcd after everything the client sent when it gave up.
 
 Every thread is a daemon that ends when ``close()`` shuts its sockets; nothing here waits
-without a bound except on sockets that ``close()`` shuts down."""
+without a bound except on sockets that ``close()`` shuts down.
+
+``python3 netfakes.py hold-proxy PORT`` runs a ``HoldProxy`` for programs in other languages
+(the C tests): it prints the proxy's endpoint, then answers one line per command read on
+stdin: ``hold MARKER`` -> ``ok``; ``wait-holding SECONDS`` -> ``yes`` or ``no``; ``release`` ->
+the number of frames sent on; ``reset`` -> the reset stream's ID (0: none held). It closes the
+proxy and exits at the end of its input."""
 
 import socket
+import sys
 import threading
 import time
 from typing import List, Optional
@@ -26,6 +33,12 @@ HOST = "127.0.0.1"
 PREFACE = 24  # b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA = 0x0
 RST_STREAM = 0x3
+CANCEL = 0x8  # an RST_STREAM error code
+
+
+def rst_stream(sid: int, code: int = CANCEL) -> bytes:
+    """An RST_STREAM frame for stream ``sid``."""
+    return (4).to_bytes(3, "big") + bytes([RST_STREAM, 0]) + sid.to_bytes(4, "big") + code.to_bytes(4, "big")
 
 
 def _shut(sock: socket.socket) -> None:
@@ -118,6 +131,16 @@ class _Held:
         self.sid = sid
         self.frames: List[bytes] = []
         self.released = False
+        self.reset = False  # reset_held(): every later frame of the stream is dropped
+
+
+class _Conn:
+    """One proxied connection: writes to ``client`` are whole frames under ``down_lock``."""
+
+    def __init__(self, client: socket.socket, up: socket.socket) -> None:
+        self.client = client
+        self.up = up
+        self.down_lock = threading.Lock()
 
 
 class HoldProxy:
@@ -127,7 +150,12 @@ class HoldProxy:
     held (its headers already went through, so etcd waits for the body) while everything else
     passes, later requests on the same connection included. ``release()`` sends the held body
     on; the request's RST_STREAM (the client gave up on it) is dropped, as if lost in the
-    network. So the request lands after whatever the client sent meanwhile."""
+    network. So the request lands after whatever the client sent meanwhile. ``reset_held()``
+    instead resets the held request's stream: RST_STREAM (CANCEL) to the client, as if etcd
+    had reset it, and to etcd, which never gets the body; the stream's later frames are dropped.
+
+    The replies are read frame by frame too (etcd's side starts with a frame, no preface), so
+    that a frame the proxy makes up never lands inside one of etcd's."""
 
     def __init__(self, port: int) -> None:
         self._port = port
@@ -137,6 +165,7 @@ class HoldProxy:
         self._marker: Optional[bytes] = None
         self._held: Optional[_Held] = None
         self._socks: List[socket.socket] = []
+        self._conns: List[_Conn] = []
         self._threads: List[threading.Thread] = []
         self._closed = False
         self._spawn(self._accept, "hold-proxy")
@@ -160,23 +189,32 @@ class HoldProxy:
             up.settimeout(None)
             for s in (client, up):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Conn(client, up)
             with self._lock:
                 self._socks += [client, up]
-            self._spawn(self._pipe, "hold-proxy-down", up, client)
+                self._conns.append(conn)
+            self._spawn(self._replies, "hold-proxy-down", conn)
             self._spawn(self._frames, "hold-proxy-up", client, up)
 
     @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def _replies(conn: _Conn) -> None:
+        """etcd's frames to the client, each written whole."""
+        buf = b""
         try:
             while True:
-                data = src.recv(65536)
+                data = conn.up.recv(65536)
                 if not data:
                     break
-                dst.sendall(data)
+                buf += data
+                while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+                    n = 9 + int.from_bytes(buf[:3], "big")
+                    frame, buf = buf[:n], buf[n:]
+                    with conn.down_lock:
+                        conn.client.sendall(frame)
         except OSError:
             pass
-        _shut(src)
-        _shut(dst)
+        _shut(conn.up)
+        _shut(conn.client)
 
     def _frames(self, client: socket.socket, up: socket.socket) -> None:
         buf = b""
@@ -212,6 +250,8 @@ class HoldProxy:
                 self._marker = None
             held = self._held
             if held is not None and held.up is up and held.sid == sid and sid != 0:
+                if held.reset:
+                    return
                 if not held.released and ftype != RST_STREAM:
                     held.frames.append(frame)
                 if not held.released or ftype == RST_STREAM:
@@ -252,6 +292,28 @@ class HoldProxy:
                 pass
             return len(held.frames)
 
+    def reset_held(self) -> int:
+        """Resets the held request's stream instead of sending its body: RST_STREAM (CANCEL)
+        to the client and to etcd; later frames of the stream are dropped. Returns the stream
+        ID (0 if nothing was held)."""
+        with self._lock:
+            held = self._held
+            if held is None or held.released:
+                return 0
+            held.released = held.reset = True
+            conn = next((c for c in self._conns if c.up is held.up), None)
+            try:
+                held.up.sendall(rst_stream(held.sid))
+            except OSError:
+                pass
+        if conn is not None:
+            try:
+                with conn.down_lock:
+                    conn.client.sendall(rst_stream(held.sid))
+            except OSError:
+                pass
+        return held.sid
+
     def close(self) -> None:
         self._closed = True
         _shut(self._sock)
@@ -267,3 +329,29 @@ class HoldProxy:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _serve_hold_proxy(port: int) -> None:
+    """The ``hold-proxy`` command (see the module's docstring)."""
+    with HoldProxy(port) as proxy:
+        print(proxy.endpoint, flush=True)
+        for line in sys.stdin:
+            cmd, _, arg = line.strip().partition(" ")
+            if cmd == "hold":
+                proxy.hold(arg.encode())
+                answer = "ok"
+            elif cmd == "wait-holding":
+                answer = "yes" if proxy.wait_holding(float(arg)) else "no"
+            elif cmd == "release":
+                answer = str(proxy.release())
+            elif cmd == "reset":
+                answer = str(proxy.reset_held())
+            else:
+                answer = f"unknown command {cmd!r}"
+            print(answer, flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "hold-proxy":
+        sys.exit("usage: netfakes.py hold-proxy PORT")
+    _serve_hold_proxy(int(sys.argv[2]))

@@ -1,6 +1,8 @@
-"""Token refresh against a real etcd member with auth enabled whose tokens live 2 s
-(`--auth-token-ttl 2`): the user / password keywords of Client."""
+"""Token refresh against real etcd members with auth enabled: one whose tokens live 2 s
+(`--auth-token-ttl 2`), and one whose auth store changes under a client (a role change makes
+every earlier token old): the user / password keywords of Client and AsyncClient."""
 
+import asyncio
 import os
 import sys
 import threading
@@ -19,22 +21,33 @@ APP_PASSWORD = "apppw-refresh"
 WRONG_PASSWORD = "nope-refresh"
 
 
+def _with_app_user(c: Cluster) -> Cluster:
+    """Enables auth on `c` (with etcdctl): root, and a user `app` granted readwrite on `app/` only."""
+    for args in (
+        ("user", "add", "root:rootpw"),
+        ("user", "grant-role", "root", "root"),
+        ("role", "add", "app"),
+        ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
+        ("user", "add", f"app:{APP_PASSWORD}"),
+        ("user", "grant-role", "app", "app"),
+        ("auth", "enable"),
+    ):
+        c.etcdctl("--user", "root:rootpw", *args)
+    return c
+
+
 @pytest.fixture(scope="module")
 def ttl_etcd():
-    """A member with auth enabled and 2 s tokens: root, and a user `app` granted readwrite on
-    `app/` only (set up with etcdctl)."""
+    """A member with auth enabled and 2 s tokens, root and `app` (see _with_app_user)."""
     with Cluster(1, extra_args=["--auth-token-ttl", "2"]) as c:
-        for args in (
-            ("user", "add", "root:rootpw"),
-            ("user", "grant-role", "root", "root"),
-            ("role", "add", "app"),
-            ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
-            ("user", "add", f"app:{APP_PASSWORD}"),
-            ("user", "grant-role", "app", "app"),
-            ("auth", "enable"),
-        ):
-            c.etcdctl("--user", "root:rootpw", *args)
-        yield c
+        yield _with_app_user(c)
+
+
+@pytest.fixture(scope="module")
+def auth_etcd():
+    """A member with auth enabled and etcd's default token lifetime (5 min), root and `app`."""
+    with Cluster(1) as c:
+        yield _with_app_user(c)
 
 
 def _app(c: Cluster, password: str = APP_PASSWORD) -> etcdlock.Client:
@@ -97,3 +110,66 @@ def test_a_watch_created_on_a_stream_idle_past_the_token_works_and_a_wrong_passw
         _app(ttl_etcd, WRONG_PASSWORD)
     assert time.monotonic() - started < 2, f"{time.monotonic() - started:.2f} s"
     assert WRONG_PASSWORD not in str(e.value)
+
+
+# covers: AUTH-REFRESH-002
+def test_a_token_made_old_by_a_role_change_is_refreshed_for_requests_watches_and_keepalives(auth_etcd):
+    """Passes on the core of edf101d^ too, before unary requests refreshed a stale token (the
+    Node twin does when built from that tree; 3bf7337 found the same of the core test)."""
+    with _app(auth_etcd) as c:
+        # A watch stream and a keepalive stream opened with the token of the current auth revision.
+        before = c.watch("app/w1")
+        lock = c.lock("app/held", ttl=3)
+        assert lock.acquire(timeout=5)
+        # Any change to users or roles makes every token issued before it old.
+        auth_etcd.etcdctl("--user", "root:rootpw", "role", "grant-permission", "app", "read", "elsewhere-sync")
+        assert c.put("app/after", "1") > 0
+        assert c.get("app/after") == b"1"
+        # A new watch on the open watch stream: etcd checks the stream's (old) token.
+        after = c.watch("app/w2")
+        c.put("app/w1", "a")
+        c.put("app/w2", "b")
+        assert _next_key(before) == b"app/w1"
+        assert _next_key(after) == b"app/w2"
+        time.sleep(7)  # held past its TTL twice over: only keepalives go meanwhile
+        assert lock.is_held(), lock.lost_reason
+        assert c.put("app/fenced", "x", if_held=lock) > 0
+        lock.release()
+        c.put("app/w1", "c")
+        assert _next_key(before) == b"app/w1"
+        before.close()
+        after.close()
+    assert auth_etcd.etcdctl("--user", "root:rootpw", "get", "--prefix", "--keys-only", "app/held").strip() == ""
+
+
+# covers: AUTH-REFRESH-002
+def test_async_a_token_made_old_by_a_role_change_is_refreshed_for_requests_watches_and_keepalives(auth_etcd):
+    """The same with AsyncClient (see the note of the sync test)."""
+
+    async def next_key(w: "etcdlock.AsyncWatch") -> bytes:
+        return (await asyncio.wait_for(w.__anext__(), 5)).key
+
+    async def main() -> None:
+        async with etcdlock.AsyncClient(auth_etcd.endpoints_str, user="app", password=APP_PASSWORD, timeout=5) as c:
+            before = await c.watch("app/aw1").start()
+            lock = c.lock("app/aheld", ttl=3)
+            assert await lock.acquire(timeout=5)
+            await asyncio.to_thread(
+                auth_etcd.etcdctl, "--user", "root:rootpw", "role", "grant-permission", "app", "read", "elsewhere-async"
+            )
+            assert await c.put("app/aafter", "1") > 0
+            after = await c.watch("app/aw2").start()
+            await c.put("app/aw1", "a")
+            await c.put("app/aw2", "b")
+            assert await next_key(before) == b"app/aw1"
+            assert await next_key(after) == b"app/aw2"
+            await asyncio.sleep(7)  # held past its TTL twice over: only keepalives go meanwhile
+            assert lock.is_held(), lock.lost_reason
+            await lock.release()
+            await c.put("app/aw1", "c")
+            assert await next_key(before) == b"app/aw1"
+            before.close()
+            after.close()
+
+    asyncio.run(main())
+    assert auth_etcd.etcdctl("--user", "root:rootpw", "get", "--prefix", "--keys-only", "app/aheld").strip() == ""
