@@ -37,8 +37,8 @@ pub fn runtime_started() -> bool {
 
 /// The addon's Rust allocations (its own and core's) use mimalloc. Nearly every allocation of
 /// a call crosses threads (made on the JS thread and freed on a runtime worker, or the other
-/// way round), which glibc's malloc serves slowly: with 64 concurrent lock loops it took a
-/// fifth of the JS thread's time (malloc, free, unlink_chunk), and mimalloc cut the process's
-/// CPU per lock/release cycle from ~145 to ~120 us. It affects nothing outside the addon.
+/// way round), which glibc's malloc serves slowly: with many concurrent lock loops it takes a
+/// large share of the JS thread's time (malloc, free, unlink_chunk), and mimalloc serves such
+/// frees cheaply. It affects nothing outside the addon.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

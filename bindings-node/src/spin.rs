@@ -2,11 +2,11 @@
 //! a call starts: core's caller-spin policy (`etcdlock::runtime::spin`: the window, only while replies
 //! come within it, at most half the CPUs spinning, `ETCDLOCK_SPIN_US`), applied to an event
 //! loop. A local etcd's reply then reaches a JS thread that is awake, which saves the wake-up of
-//! a sleeping one (~40 us per call on a VM) and made a Node lock/release cycle 10-50 % faster.
+//! a sleeping one (costly on a VM, where it wakes a halted vCPU) on every call.
 //!
 //! Only while few calls are pending: with many in flight, replies wake the loop often enough,
-//! and polling only took CPU from the runtime and etcd (20-30 us more per cycle of 64 concurrent
-//! lock loops here, for no more cycles/s).
+//! and polling only takes CPU from the runtime and etcd (more CPU per cycle of many concurrent
+//! lock loops, for no more cycles per second).
 //!
 //! An active libuv idle handle makes each loop iteration poll without blocking; it is
 //! unreferenced (it never keeps the process alive) and stops once nothing is pending or the
