@@ -9,8 +9,9 @@
 //! TLS listener with a client certificate (mTLS), right after their plain twins in every round,
 //! and the run ends with their TLS ÷ plain ratios.
 //! Without `--endpoints` it starts its own single-member etcd with its data in /dev/shm, serving
-//! plain HTTP/2 and TLS on two ports (see `tls_etcd.rs`: certificates made for the run; HTTP on
-//! a third port where etcd allows it, so that gRPC over TLS is served as in production).
+//! plain HTTP/2 and TLS (with a client certificate) on two ports (`etcd_testkit::tls::TlsEtcd`:
+//! certificates made for the run; HTTP on a third port where etcd allows it, so that gRPC over
+//! TLS is served as in production).
 //! With `--endpoints`, the `tls` rows run only if `--tls-endpoints` (the same etcd's https://
 //! URLs) and `--tls-dir` (ca.pem, client.pem, client.key) are given.
 //!
@@ -20,7 +21,6 @@
 //! machine's drift hits the languages it compares alike.
 
 mod cycles;
-mod tls_etcd;
 mod workloads;
 
 use std::time::Duration;
@@ -115,12 +115,12 @@ async fn bench(args: Args, own_tls: bool) {
     let (own, own_tls_etcd) = match (&args.endpoints, own_tls) {
         (Some(_), _) => (None, None),
         (None, false) => (Some(etcd_testkit::Etcd::start(1)), None),
-        (None, true) => (None, Some(tls_etcd::TlsEtcd::start())),
+        (None, true) => (None, Some(etcd_testkit::tls::TlsEtcd::start_with("server", true, &[], true))),
     };
     let target = match (&own, &own_tls_etcd) {
         (Some(e), _) => Target { plain: e.endpoints(), tls: None },
         (_, Some(e)) => {
-            Target { plain: vec![e.plain.clone()], tls: Some(TlsTarget { endpoints: vec![e.https.clone()], dir: e.certs.dir.clone() }) }
+            Target { plain: vec![e.plain()], tls: Some(TlsTarget { endpoints: vec![e.https()], dir: e.certs.dir.clone() }) }
         }
         _ => Target { plain: args.endpoints.clone().unwrap(), tls: args.tls_target() },
     };
@@ -158,10 +158,12 @@ async fn bench(args: Args, own_tls: bool) {
         print_table(&reports);
         print_tls_ratios(&ratios, args.rounds);
         if let Some(e) = &own_tls_etcd {
-            if e.separate_http {
-                println!("  (etcd {}: gRPC alone on both client ports, HTTP on a third: --listen-client-http-urls)", e.version);
+            let (major, minor, patch) = etcd_testkit::etcd_version();
+            let version = format!("{major}.{minor}.{patch}");
+            if e.http_port.is_some() {
+                println!("  (etcd {version}: gRPC alone on both client ports, HTTP on a third: --listen-client-http-urls)");
             } else {
-                println!("  (etcd {} has no --listen-client-http-urls (3.5.8+): it serves gRPC over TLS through Go's HTTP", e.version);
+                println!("  (etcd {version} has no --listen-client-http-urls (3.5.8+): it serves gRPC over TLS through Go's HTTP");
                 println!("   server, about half as fast here as its own gRPC server (etcd-io/etcd#15402); ETCD_BIN=.tools/etcd-v3.6.16/etcd)");
             }
         }

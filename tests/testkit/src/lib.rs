@@ -58,6 +58,12 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Where members keep their data: /dev/shm where it exists (a disk's fsyncs would set the pace
+/// of every write), else the temporary directory.
+fn data_base() -> PathBuf {
+    if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() }
+}
+
 /// PIDs and dirs to clean up when the test process exits.
 static CLEANUP: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
 
@@ -108,9 +114,8 @@ impl Etcd {
         ONCE.call_once(|| unsafe {
             libc::atexit(cleanup_at_exit);
         });
-        let base = if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
         let token = format!("etcdlock-test-{}-{}", std::process::id(), rand_suffix());
-        let root = base.join(&token);
+        let root = data_base().join(&token);
         std::fs::create_dir_all(&root).unwrap();
         let members: Vec<Member> = (0..n)
             .map(|i| Member {
