@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Install the native tools that the build and the tests need:
-#   - protoc (the etcd gRPC client is generated from .proto files at build time)
+# Install the native tools that the tests need:
 #   - etcd 3.5 + etcdctl (+ etcdutl), linked into <repo>/.tools/bin/
+#   - the openssl CLI (the TLS tests make throwaway certificates with it)
+# The build needs no protoc: the etcd-client crate is patched to take it from the
+# protoc-bin-vendored crate (third_party/etcd-client/PATCHED.md).
 #
 # Idempotent and quiet: it only talks when it installs something, and always
 # ends with one summary line on stdout.  Meant to run as root on Debian
@@ -41,15 +43,6 @@ apt_install() {
   # stdout is silenced, errors still reach stderr.
   $SUDO apt-get install -y -qq "$@" >/dev/null || return 1
 }
-
-# ---------------------------------------------------------------- protoc ----
-if ! command -v protoc >/dev/null 2>&1; then
-  # Recommends are kept on purpose: they bring libprotobuf-dev, i.e. the
-  # google/protobuf/*.proto well-known types that some .proto files import.
-  apt_install protobuf-compiler
-  hash -r
-  command -v protoc >/dev/null 2>&1 || die "protoc still not on PATH after apt-get install"
-fi
 
 # TLS tests make throwaway certificates with the openssl CLI.
 if ! command -v openssl >/dev/null 2>&1; then
@@ -181,6 +174,4 @@ etcd_version="$("$BIN/etcd" --version 2>/dev/null | sed -n 's/^etcd Version: //p
 [ -n "$etcd_version" ] || die "$BIN/etcd does not run (--version printed nothing)"
 [ -x "$BIN/etcdctl" ] || log "warning: no etcdctl found (tests that need it will fail)"
 
-protoc_version="$(protoc --version 2>&1)" || die "protoc does not run: $protoc_version"
-
-echo "etcd: $BIN/etcd ($etcd_version), protoc: $protoc_version"
+echo "etcd: $BIN/etcd ($etcd_version)"
