@@ -14,6 +14,32 @@ fn main() {
     println!("cargo:rerun-if-changed=../include/etcdlock.h");
     println!("cargo:rerun-if-env-changed=ETCDLOCK_UPDATE_HEADER");
 
+    // The shared library's SONAME (install name on macOS): libetcdlock.so.MAJOR, which
+    // install.sh installs as libetcdlock.so.VERSION with the .so.MAJOR and .so links.
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap();
+    match std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
+        "macos" | "ios" => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libetcdlock.{major}.dylib")
+        }
+        "windows" => {}
+        _ => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libetcdlock.so.{major}");
+            // Programs linked against the build output (-L target/release, the demo's and the
+            // benchmarks' C programs) need the library under its SONAME at run time: a
+            // libetcdlock.so.MAJOR -> libetcdlock.so link next to it (OUT_DIR is
+            // <profile dir>/build/<pkg>-<hash>/out; the link dangles until the library is linked).
+            let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+            if let Some(profile_dir) = out.ancestors().nth(3) {
+                let link = profile_dir.join(format!("libetcdlock.so.{major}"));
+                if std::fs::read_link(&link).ok().as_deref() != Some(std::path::Path::new("libetcdlock.so")) {
+                    let _ = std::fs::remove_file(&link);
+                    #[cfg(unix)]
+                    let _ = std::os::unix::fs::symlink("libetcdlock.so", &link);
+                }
+            }
+        }
+    }
+
     let fresh = generate(&crate_dir);
     // Always kept next to the build output: test.sh diffs the committed header against it.
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("etcdlock.h");

@@ -1,21 +1,126 @@
 #!/usr/bin/env bash
-# Installs libetcdlock.{so,a}, etcdlock.h and etcdlock.pc under PREFIX (default /usr/local).
-#   bash bindings-c/install.sh [PREFIX]          # builds in release mode first
-# Then: cc app.c $(PKG_CONFIG_PATH=PREFIX/lib/pkgconfig pkg-config --cflags --libs etcdlock)
+# Installs the C library: libetcdlock.so.VERSION (SONAME libetcdlock.so.MAJOR, stripped) with its
+# libetcdlock.so.MAJOR and libetcdlock.so links, libetcdlock.a, include/etcdlock.h,
+# pkg-config files (etcdlock.pc: shared; etcdlock-static.pc: the archive, with
+# `pkg-config --static`), a CMake package (find_package(etcdlock CONFIG) -> etcdlock::etcdlock,
+# etcdlock::etcdlock_static) and the LICENSE.
+#
+#   bash bindings-c/install.sh [options] [PREFIX]
+#     PREFIX / --prefix DIR   where the files go (default /usr/local)
+#     --libdir DIR            default PREFIX/lib (e.g. PREFIX/lib/x86_64-linux-gnu)
+#     --no-build              install what target/release holds (default: cargo build it first)
+#     --no-strip              keep the symbols and line tables (debuggers, valgrind suppressions)
+#     --uninstall             remove exactly the files and links an install puts there
+#   DESTDIR=/stage ...        stage the install under /stage (paths inside the files stay PREFIX)
+#
+# Then: cc app.c $(pkg-config --cflags --libs etcdlock)                  (shared)
+#       cc app.c $(pkg-config --static --cflags --libs etcdlock-static)  (static)
+# with PKG_CONFIG_PATH=LIBDIR/pkgconfig when PREFIX is not a standard one, and LIBDIR in the
+# dynamic loader's path (ldconfig, or LD_LIBRARY_PATH) for the shared library: no rpath is set.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-prefix="${1:-/usr/local}"
-mkdir -p "$prefix"
-prefix="$(cd "$prefix" && pwd)"
 
-(cd "$root" && cargo build --release -p etcdlock-c)
-target="$(cd "$root" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+prefix=/usr/local libdir="" build=1 uninstall=0 strip=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) prefix="$2"; shift 2 ;;
+        --prefix=*) prefix="${1#*=}"; shift ;;
+        --libdir) libdir="$2"; shift 2 ;;
+        --libdir=*) libdir="${1#*=}"; shift ;;
+        --no-build) build=0; shift ;;
+        --no-strip) strip=0; shift ;;
+        --uninstall) uninstall=1; shift ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+        *) prefix="$1"; shift ;;
+    esac
+done
+case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
+prefix="${prefix%/}"
+libdir="${libdir:-$prefix/lib}"
+case "$libdir" in /*) ;; *) libdir="$prefix/$libdir" ;; esac
+includedir="$prefix/include"
+destdir="${DESTDIR:-}"
+destdir="${destdir%/}"
+
 version="$(sed -n 's/^#define ETCDLOCK_VERSION "\(.*\)"$/\1/p' "$root/include/etcdlock.h")"
+major="${version%%.*}"
+[ -n "$version" ] && [ -n "$major" ] || { echo "install.sh: no ETCDLOCK_VERSION in include/etcdlock.h" >&2; exit 1; }
 
-install -d "$prefix/lib/pkgconfig" "$prefix/include"
-install -m 0755 "$target/release/libetcdlock.so" "$prefix/lib/libetcdlock.so"
-install -m 0644 "$target/release/libetcdlock.a" "$prefix/lib/libetcdlock.a"
-install -m 0644 "$root/include/etcdlock.h" "$prefix/include/etcdlock.h"
-sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" "$here/etcdlock.pc.in" > "$prefix/lib/pkgconfig/etcdlock.pc"
-echo "installed etcdlock $version under $prefix"
+case "$(uname -s)" in
+    Darwin) so=libetcdlock.dylib; so_major="libetcdlock.$major.dylib"; so_real="libetcdlock.$version.dylib" ;;
+    *) so=libetcdlock.so; so_major="libetcdlock.so.$major"; so_real="libetcdlock.so.$version" ;;
+esac
+
+# Every path an install creates, relative to DESTDIR (uninstall removes these and nothing else).
+files=(
+    "$libdir/$so_real" "$libdir/$so_major" "$libdir/$so" "$libdir/libetcdlock.a"
+    "$includedir/etcdlock.h"
+    "$libdir/pkgconfig/etcdlock.pc" "$libdir/pkgconfig/etcdlock-static.pc"
+    "$libdir/cmake/etcdlock/etcdlockConfig.cmake" "$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
+    "$prefix/share/licenses/etcdlock/LICENSE"
+)
+
+if [ "$uninstall" = 1 ]; then
+    for f in "${files[@]}"; do rm -f "$destdir$f"; done
+    # Only the directories that are ours and now empty.
+    for d in "$libdir/cmake/etcdlock" "$prefix/share/licenses/etcdlock"; do
+        rmdir "$destdir$d" 2>/dev/null || true
+    done
+    echo "uninstalled etcdlock $version from $destdir$prefix"
+    exit 0
+fi
+
+if [ "$build" = 1 ]; then
+    (cd "$root" && cargo build --release -p etcdlock-c)
+fi
+# The target dir: CARGO_TARGET_DIR, else cargo's answer after a build, else <repo>/target
+# (--no-build asks cargo nothing: it may not be installed).
+target="${CARGO_TARGET_DIR:-}"
+if [ -z "$target" ] && [ "$build" = 1 ]; then
+    target="$(cd "$root" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
+fi
+target="${target:-$root/target}"
+rel="$target/release"
+[ -f "$rel/$so" ] && [ -f "$rel/libetcdlock.a" ] || { echo "install.sh: no $rel/$so or libetcdlock.a (build first)" >&2; exit 1; }
+
+# The SONAME comes from bindings-c/build.rs; a library without the right one must not ship.
+if command -v readelf >/dev/null 2>&1 && [ "$so" = libetcdlock.so ]; then
+    soname="$(readelf -d "$rel/$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+    [ "$soname" = "$so_major" ] || { echo "install.sh: $rel/$so has SONAME '$soname', expected $so_major" >&2; exit 1; }
+fi
+
+D="$destdir"
+install -d "$D$libdir/pkgconfig" "$D$libdir/cmake/etcdlock" "$D$includedir" "$D$prefix/share/licenses/etcdlock"
+# Stripped copies: the build keeps line tables for backtraces (~45 MB), the installed .so does not.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cp "$rel/$so" "$tmp/$so"
+cp "$rel/libetcdlock.a" "$tmp/libetcdlock.a"
+if [ "$strip" = 1 ]; then
+    if [ "$so" = libetcdlock.so ]; then
+        strip --strip-unneeded "$tmp/$so"
+        strip --strip-debug "$tmp/libetcdlock.a"
+    else
+        strip -x "$tmp/$so"; strip -S "$tmp/libetcdlock.a"
+    fi
+fi
+install -m 0755 "$tmp/$so" "$D$libdir/$so_real"
+ln -sfn "$so_real" "$D$libdir/$so_major"
+ln -sfn "$so_major" "$D$libdir/$so"
+install -m 0644 "$tmp/libetcdlock.a" "$D$libdir/libetcdlock.a"
+install -m 0644 "$root/include/etcdlock.h" "$D$includedir/etcdlock.h"
+install -m 0644 "$root/LICENSE" "$D$prefix/share/licenses/etcdlock/LICENSE"
+
+subst() { # subst TEMPLATE OUT
+    sed -e "s|@PREFIX@|$prefix|g" -e "s|@LIBDIR@|$libdir|g" -e "s|@INCLUDEDIR@|$includedir|g" \
+        -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" \
+        -e "s|@SO_REAL@|$so_real|g" -e "s|@SO_MAJOR@|$so_major|g" "$1" > "$2"
+}
+subst "$here/packaging/etcdlock.pc.in" "$D$libdir/pkgconfig/etcdlock.pc"
+subst "$here/packaging/etcdlock-static.pc.in" "$D$libdir/pkgconfig/etcdlock-static.pc"
+subst "$here/packaging/etcdlockConfig.cmake.in" "$D$libdir/cmake/etcdlock/etcdlockConfig.cmake"
+subst "$here/packaging/etcdlockConfigVersion.cmake.in" "$D$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
+echo "installed etcdlock $version under $D$prefix (libdir $libdir)"
