@@ -75,13 +75,7 @@ impl Bridge {
 impl Bridge {
     #[new]
     fn new() -> PyResult<Bridge> {
-        let mut fds = [0; 2];
-        // SAFETY: pipe2 fills the two-element array on success.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        // SAFETY: both fds were just created and are owned by nothing else.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (read, write) = nonblocking_pipe()?;
         Ok(Bridge { shared: Arc::new(Shared { queue: Mutex::new(Vec::new()), notified: AtomicBool::new(false), read, write }) })
     }
 
@@ -131,4 +125,35 @@ impl Bridge {
         }
         Ok(out)
     }
+}
+
+/// A pipe whose two ends are non-blocking and close-on-exec: pipe2 where the platform has it
+/// (Linux, the BSDs), pipe + fcntl elsewhere (macOS).
+fn nonblocking_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd", target_os = "openbsd"))]
+    // SAFETY: pipe2 fills the two-element array on success.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd", target_os = "openbsd")))]
+    // SAFETY: pipe fills the two-element array on success.
+    let rc = unsafe { libc::pipe(fds.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd", target_os = "openbsd")))]
+    for fd in [&read, &write] {
+        // SAFETY: fcntl on an fd we own; F_SETFL/F_SETFD take an int flag argument.
+        unsafe {
+            let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if fl < 0
+                || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK) != 0
+                || libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok((read, write))
 }

@@ -124,11 +124,21 @@ impl Op {
     }
 }
 
-/// Linux: the main thread's thread id is the process id (asked once per thread).
+/// Whether this is the process's main thread (asked once per thread). Linux: the main
+/// thread's thread id is the process id; macOS and the BSDs: pthread_main_np.
 fn is_main_thread() -> bool {
-    thread_local! {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn ask() -> bool {
         // SAFETY: gettid takes no arguments and cannot fail.
-        static MAIN: bool = (unsafe { libc::syscall(libc::SYS_gettid) }) as u32 == std::process::id();
+        (unsafe { libc::syscall(libc::SYS_gettid) }) as u32 == std::process::id()
+    }
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd", target_os = "openbsd"))]
+    fn ask() -> bool {
+        // SAFETY: no arguments; returns 1 on the main thread.
+        unsafe { libc::pthread_main_np() == 1 }
+    }
+    thread_local! {
+        static MAIN: bool = ask();
     }
     MAIN.with(|m| *m)
 }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds the artifacts that people install without this repository or a Rust toolchain, into
+# dist/ (or $DIST_DIR). Needs cargo and a C compiler; no protoc (see third_party/etcd-client).
+#
+#   scripts/package.sh python   dist/etcdlock-V-cp39-abi3-manylinux_*.whl  (stripped, abi3)
+#                               dist/etcdlock-V.tar.gz                     (sdist: core and the
+#                                                                           patched etcd-client in it)
+#   scripts/package.sh node     dist/etcdlock-V.tgz   (npm pack: the addon for this platform,
+#                                                      stripped, in prebuilds/<platform>/)
+#   scripts/package.sh c [PREFIX]   bindings-c/install.sh into DESTDIR=dist/c-root, and
+#                               dist/etcdlock-c-V-<os>-<arch>.tar.gz of that tree (default
+#                               PREFIX /usr/local)
+#   scripts/package.sh all      all three
+# The binaries are built in the workspace's release profile (target/release, shared with
+# `cargo build --release` and the test suites), and stripped when they are packed.
+# (Room for more: a Rust CLI would be one more case below, `cargo build --release -p <cli>` and
+# a stripped copy in dist/.)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dist="${DIST_DIR:-$root/dist}"
+mkdir -p "$dist"
+dist="$(cd "$dist" && pwd)"
+PY="${PYTHON:-python3}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+
+version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' "$root/Cargo.toml")"
+[ -n "$version" ] || { echo "package.sh: no workspace version in Cargo.toml" >&2; exit 1; }
+log() { echo "package.sh: $*" >&2; }
+
+package_python() {
+    "$PY" -c 'import maturin' 2>/dev/null || "$PY" -m pip install --quiet 'maturin>=1.9,<2'
+    rm -f "$dist"/etcdlock-"$version"-*.whl "$dist/etcdlock-$version.tar.gz"
+    log "python wheel (maturin build --release, stripped; the platform tag is maturin's audit of the glibc symbols used)"
+    (cd "$root/bindings-python" && "$PY" -m maturin build --release --strip --out "$dist")
+    log "python sdist"
+    local tmp
+    tmp="$(mktemp -d)"
+    (cd "$root/bindings-python" && "$PY" -m maturin sdist --out "$tmp")
+    # maturin puts in the workspace members that the package needs (core, ...) but not the
+    # [patch.crates-io] crate; add it, so that the sdist builds with no system protoc.
+    "$PY" - "$tmp/etcdlock-$version.tar.gz" "$dist/etcdlock-$version.tar.gz" "$root" <<'EOF'
+import io, os, subprocess, sys, tarfile
+src, dst, root = sys.argv[1:]
+prefix = os.path.basename(dst)[: -len(".tar.gz")]
+files = subprocess.run(["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard",
+                        "third_party/etcd-client"], check=True, capture_output=True, text=True).stdout.split()
+with tarfile.open(src) as tin, tarfile.open(dst, "w:gz", format=tarfile.PAX_FORMAT) as tout:
+    names = set()
+    for m in tin.getmembers():
+        names.add(m.name)
+        tout.addfile(m, tin.extractfile(m) if m.isfile() else None)
+    for rel in sorted(files) + ["LICENSE"]:
+        name = f"{prefix}/{rel}"
+        if name in names or not os.path.isfile(os.path.join(root, rel)):
+            continue
+        tout.add(os.path.join(root, rel), arcname=name, recursive=False)
+    if f"{prefix}/third_party/etcd-client/build.rs" not in tout.getnames():
+        sys.exit("package.sh: third_party/etcd-client is missing from the sdist")
+EOF
+    rm -rf "$tmp"
+    ls -l "$dist"/etcdlock-"$version"-*.whl "$dist/etcdlock-$version.tar.gz" >&2
+}
+
+package_node() {
+    local pv
+    pv="$(node -p 'require(process.argv[1]).version' "$root/bindings-node/package.json")"
+    [ "$pv" = "$version" ] || { log "bindings-node/package.json has version $pv, Cargo has $version"; exit 1; }
+    log "npm pack (its prepack script builds the addon and puts a stripped copy in prebuilds/)"
+    rm -f "$dist/etcdlock-$version.tgz"
+    (cd "$root/bindings-node" && npm pack --silent --pack-destination "$dist" >/dev/null)
+    ls -l "$dist/etcdlock-$version.tgz" >&2
+}
+
+package_c() {
+    local prefix="${1:-/usr/local}" stage="$dist/c-root"
+    rm -rf "$stage"
+    DESTDIR="$stage" bash "$root/bindings-c/install.sh" --prefix "$prefix" >&2
+    local os arch
+    os="$(uname -s | tr '[:upper:]' '[:lower:]')"
+    arch="$(uname -m)"
+    tar -C "$stage" -czf "$dist/etcdlock-c-$version-$os-$arch.tar.gz" .
+    ls -l "$dist/etcdlock-c-$version-$os-$arch.tar.gz" >&2
+}
+
+case "${1:-all}" in
+    python) package_python ;;
+    node) package_node ;;
+    c) shift; package_c "$@" ;;
+    all) package_c; package_node; package_python ;;
+    *) echo "usage: scripts/package.sh python|node|c [PREFIX]|all" >&2; exit 2 ;;
+esac
