@@ -30,7 +30,7 @@ pub struct etcdlock_lock {
 /// lease has a TTL of `ttl_s` seconds and is kept alive in the background.
 ///
 /// `timeout_ms`: 0 tries once (ETCDLOCK_E_WOULD_BLOCK if the lock is held or has waiters),
-/// ETCDLOCK_WAIT_FOREVER waits without limit, otherwise ETCDLOCK_E_TIMEOUT when it passes.
+/// ETCDLOCK_WAIT_FOREVER waits without limit, otherwise ETCDLOCK_E_LOCK_TIMEOUT when it passes.
 /// `cancel` (nullable): etcdlock_cancel_trigger makes the wait fail with
 /// ETCDLOCK_E_CANCELLED. On every failure the queue key is removed before this returns.
 /// Fair: waiters get the lock in arrival order (shared with `etcdctl lock` and Go's

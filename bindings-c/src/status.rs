@@ -10,7 +10,8 @@ pub const ETCDLOCK_OK: c_int = 0;
 pub const ETCDLOCK_E_INVALID_ARGUMENT: c_int = 1;
 /// etcd could not be reached, or had no leader, in time.
 pub const ETCDLOCK_E_UNAVAILABLE: c_int = 2;
-/// The call's timeout passed (for etcdlock_watch_next: no event arrived in time).
+/// A deadline passed: a request's (the client's request_timeout_ms), or for etcdlock_watch_next
+/// the call's (no event arrived in time). A request cut off so may or may not have been applied.
 pub const ETCDLOCK_E_TIMEOUT: c_int = 3;
 /// A try-once acquire (timeout_ms = 0) found the lock held or queued.
 pub const ETCDLOCK_E_WOULD_BLOCK: c_int = 4;
@@ -31,6 +32,8 @@ pub const ETCDLOCK_E_AUTH: c_int = 10;
 pub const ETCDLOCK_E_WRONG_THREAD: c_int = 11;
 /// A bug (including a caught panic) or an unexpected server answer.
 pub const ETCDLOCK_E_INTERNAL: c_int = 12;
+/// A lock acquire's timeout passed before the lock was taken (nothing is left behind).
+pub const ETCDLOCK_E_LOCK_TIMEOUT: c_int = 13;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
@@ -53,6 +56,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> c_int {
         ErrorKind::InvalidArgument => ETCDLOCK_E_INVALID_ARGUMENT,
         ErrorKind::Unavailable => ETCDLOCK_E_UNAVAILABLE,
         ErrorKind::Timeout => ETCDLOCK_E_TIMEOUT,
+        ErrorKind::LockTimeout => ETCDLOCK_E_LOCK_TIMEOUT,
         ErrorKind::WouldBlock => ETCDLOCK_E_WOULD_BLOCK,
         ErrorKind::LockLost => ETCDLOCK_E_LOCK_LOST,
         ErrorKind::NotHeld => ETCDLOCK_E_NOT_HELD,
@@ -75,6 +79,7 @@ pub extern "C" fn etcdlock_status_str(status: c_int) -> *const c_char {
         ETCDLOCK_E_INVALID_ARGUMENT => b"ETCDLOCK_E_INVALID_ARGUMENT\0",
         ETCDLOCK_E_UNAVAILABLE => b"ETCDLOCK_E_UNAVAILABLE\0",
         ETCDLOCK_E_TIMEOUT => b"ETCDLOCK_E_TIMEOUT\0",
+        ETCDLOCK_E_LOCK_TIMEOUT => b"ETCDLOCK_E_LOCK_TIMEOUT\0",
         ETCDLOCK_E_WOULD_BLOCK => b"ETCDLOCK_E_WOULD_BLOCK\0",
         ETCDLOCK_E_LOCK_LOST => b"ETCDLOCK_E_LOCK_LOST\0",
         ETCDLOCK_E_NOT_HELD => b"ETCDLOCK_E_NOT_HELD\0",

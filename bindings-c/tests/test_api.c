@@ -27,7 +27,7 @@ static void test_status_and_errors(void) {
           ETCDLOCK_E_TIMEOUT == 3 && ETCDLOCK_E_WOULD_BLOCK == 4 && ETCDLOCK_E_LOCK_LOST == 5 &&
           ETCDLOCK_E_NOT_HELD == 6 && ETCDLOCK_E_COMPACTED == 7 && ETCDLOCK_E_CANCELLED == 8 &&
           ETCDLOCK_E_CLOSED == 9 && ETCDLOCK_E_AUTH == 10 && ETCDLOCK_E_WRONG_THREAD == 11 &&
-          ETCDLOCK_E_INTERNAL == 12);
+          ETCDLOCK_E_INTERNAL == 12 && ETCDLOCK_E_LOCK_TIMEOUT == 13);
     CHECK(ETCDLOCK_WAIT_FOREVER == -1);
     CHECK(strcmp(etcdlock_version(), ETCDLOCK_VERSION) == 0);
     CHECK(ETCDLOCK_VERSION_NUMBER == ETCDLOCK_VERSION_MAJOR * 10000 + ETCDLOCK_VERSION_MINOR * 100 + ETCDLOCK_VERSION_PATCH);
@@ -422,7 +422,7 @@ static void test_try_once_and_timeout_cleanup(void) {
     char *leases_before = lease_list();
     CHECK(leases_before != NULL && leases_before[1] != 0); /* the holder's and the client's own */
     t0 = now_ms();
-    CHECK_RC(etcdlock_lock_acquire(g_client, name, 10, 300, NULL, &l), ETCDLOCK_E_TIMEOUT);
+    CHECK_RC(etcdlock_lock_acquire(g_client, name, 10, 300, NULL, &l), ETCDLOCK_E_LOCK_TIMEOUT);
     double took = now_ms() - t0;
     CHECK(took >= 290 && took < 3000);
     CHECK(l == (etcdlock_lock *)0x1);

@@ -158,8 +158,8 @@ static void test_failures_leave_no_key(void) {
     struct outcome timed = {0};
     CHECK_RC(etcdlock_lock_acquire_async(g_client, name, 10, 300, NULL, on_lock, &timed), ETCDLOCK_OK);
     CHECK(called_once(&timed));
-    CHECK_RC(atomic_load(&timed.status), ETCDLOCK_E_TIMEOUT);
-    CHECK(strstr(timed.message, "TIMEOUT") != NULL);
+    CHECK_RC(atomic_load(&timed.status), ETCDLOCK_E_LOCK_TIMEOUT);
+    CHECK(strstr(timed.message, "LOCK_TIMEOUT") != NULL);
     CHECK(count_keys(prefix) == 1);
 
     etcdlock_cancel *cancel = etcdlock_cancel_new();

@@ -10,6 +10,7 @@ mod base {
 }
 use base::Error as PyError;
 pyo3::import_exception!(etcdlock._errors, LockTimeout);
+pyo3::import_exception!(etcdlock._errors, Timeout);
 pyo3::import_exception!(etcdlock._errors, LockLost);
 pyo3::import_exception!(etcdlock._errors, NotHeld);
 pyo3::import_exception!(etcdlock._errors, Unavailable);
@@ -23,7 +24,8 @@ pub fn to_py(e: Error) -> PyErr {
     match e.kind() {
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
         ErrorKind::Unavailable => Unavailable::new_err(msg),
-        ErrorKind::Timeout => LockTimeout::new_err(msg),
+        ErrorKind::Timeout => Timeout::new_err(msg),
+        ErrorKind::LockTimeout => LockTimeout::new_err(msg),
         ErrorKind::LockLost => LockLost::new_err(msg),
         ErrorKind::NotHeld => NotHeld::new_err(msg),
         ErrorKind::Compacted => Compacted::new_err((msg, e.compact_revision())),

@@ -119,7 +119,7 @@ impl NativeLock {
                         value(true)
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => value(false),
-                    Err(e) if e.kind() == ErrorKind::Timeout && timeout.is_some() => value(false),
+                    Err(e) if e.kind() == ErrorKind::LockTimeout && timeout.is_some() => value(false),
                     Err(e) => Err(e),
                 }
             }

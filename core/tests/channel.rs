@@ -45,7 +45,8 @@ async fn requests_leave_a_member_that_goes_silent_within_seconds() {
     let m = client.mutex("silent-member", 10).unwrap();
     m.lock().await.unwrap().release().await.unwrap();
 
-    proxies[0].set(Mode::Blackhole);
+    let kv = kv_member(&client, &proxies).await;
+    proxies[kv].set(Mode::Blackhole);
     let start = Instant::now();
     let mut failed = 0;
     let mut cycles = 0;
@@ -67,7 +68,76 @@ async fn requests_leave_a_member_that_goes_silent_within_seconds() {
     assert_eq!(cycles, 3, "no lock cycle in {took:?} ({failed} failed)");
     // A lost second or two, once: not the 10-15 s until HTTP/2 pings give up on the connection.
     assert!(took < Duration::from_secs(8), "3 cycles took {took:?} ({failed} failed)");
-    proxies[0].set(Mode::Pass);
+    proxies[kv].set(Mode::Pass);
     client.close().await;
     assert!(keys_under(&etcd.endpoints(), "silent-member/").await.is_empty());
+}
+
+// covers: FAULT-BLACKHOLE-005
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_already_sent_to_a_member_that_goes_silent_is_answered_by_another() {
+    use etcd_testkit::proxy::Mode;
+    let etcd = Etcd::start(3);
+    let (proxies, via) = proxied(&etcd);
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_secs(5), ..Default::default() };
+    let client = etcdlock::Client::connect(&via, opts).await.unwrap();
+    client.put(b"silent-member-005/value", b"v", None).await.unwrap();
+    let m = client.mutex("silent-member-005/lock", 10).unwrap();
+
+    // A read, then a lock cycle, each sent first to the member that has just gone silent.
+    for step in ["read", "lock cycle"] {
+        let kv = kv_member(&client, &proxies).await;
+        proxies[kv].set(Mode::Blackhole);
+        let start = Instant::now();
+        if step == "read" {
+            let got = client.get(b"silent-member-005/value").await;
+            assert_eq!(got.unwrap().unwrap().value, b"v");
+        } else {
+            m.lock().await.unwrap().release().await.unwrap();
+        }
+        // Within its 5 s deadline: about a second without an answer, then one to another member.
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(4), "the {step} took {took:?}");
+        proxies[kv].set(Mode::Pass);
+    }
+    client.close().await;
+    assert!(keys_under(&etcd.endpoints(), "silent-member-005/lock/").await.is_empty());
+}
+
+/// Which of `proxies` the client's KV requests go through: the one that passes on the most
+/// bytes while the client reads (the lease and watch streams send little meanwhile).
+async fn kv_member(client: &etcdlock::Client, proxies: &[etcd_testkit::proxy::Proxy]) -> usize {
+    let before: Vec<u64> = proxies.iter().map(|p| p.sent()).collect();
+    for _ in 0..20 {
+        client.get(b"kv-member-probe").await.unwrap();
+    }
+    let grew = |i: usize| proxies[i].sent() - before[i];
+    (0..proxies.len()).max_by_key(|&i| grew(i)).unwrap()
+}
+
+// covers: ERR-TIMEOUT-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_its_deadline_is_timeout_and_a_lock_wait_past_its_own_is_lock_timeout() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    use etcdlock::{ErrorKind, LockOptions};
+    let proxy = Proxy::start(shared().members[0].client_port);
+    let opts = etcdlock::ClientOptions { request_timeout: Duration::from_millis(500), ..Default::default() };
+    let client = etcdlock::Client::connect(&[proxy.endpoint()], opts).await.unwrap();
+    let name = prefix("timeouts") + "lock";
+    let held = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
+
+    // The lock's own timeout: LockTimeout.
+    let other = client_for(&shared().endpoints()).await;
+    let within = LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None };
+    let e = other.mutex(name.clone(), 10).unwrap().lock_with(within).await.unwrap_err();
+    assert_eq!((e.kind(), e.kind().code()), (ErrorKind::LockTimeout, "LOCK_TIMEOUT"), "{e}");
+
+    // A request whose answer never comes: Timeout.
+    proxy.set(Mode::HoldReplies);
+    let e = client.get(b"anything").await.unwrap_err();
+    assert_eq!((e.kind(), e.kind().code()), (ErrorKind::Timeout, "TIMEOUT"), "{e}");
+    proxy.set(Mode::Pass);
+    held.release().await.unwrap();
+    client.close().await;
+    other.close().await;
 }

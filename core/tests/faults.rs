@@ -164,7 +164,7 @@ async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
     // The waiter gives up at its timeout: bounded, no hang, even though its cleanup cannot
     // reach a quorum (it goes on in the background).
     let (r, took) = tokio::time::timeout(Duration::from_secs(15), wait).await.expect("waiter hung").unwrap();
-    assert_eq!(r.unwrap_err().kind(), etcdlock::ErrorKind::Timeout);
+    assert_eq!(r.unwrap_err().kind(), etcdlock::ErrorKind::LockTimeout);
     assert!(took < Duration::from_secs(8), "waiter returned after {took:?}");
 
     frozen.iter().for_each(|&i| etcd.signal(i, libc::SIGCONT));

@@ -57,7 +57,7 @@ async fn keys_that_are_no_waiters_never_make_the_lock_busy() {
     // Exclusion within the name still holds (control).
     let other = client.mutex(name.clone(), 10).unwrap();
     assert_eq!(other.try_lock().await.unwrap_err().kind(), ErrorKind::WouldBlock);
-    assert_eq!(other.lock_with(within(300)).await.unwrap_err().kind(), ErrorKind::Timeout);
+    assert_eq!(other.lock_with(within(300)).await.unwrap_err().kind(), ErrorKind::LockTimeout);
     // A waiter with a key that is no waiter's between it and the holder is handed the lock.
     raw.put(format!("{name}/between"), "", None).await.unwrap();
     let waiting = tokio::spawn(async move { other.lock_with(within(10_000)).await.map(|g| (other, g)) });
@@ -123,7 +123,7 @@ async fn a_waiter_finds_its_holder_past_many_keys_that_are_no_waiters() {
     let nested = c1.mutex(format!("{name}/sub"), 10).unwrap().lock().await.unwrap();
     let waiter = c2.mutex(name.clone(), 10).unwrap();
     assert_eq!(waiter.try_lock().await.unwrap_err().kind(), ErrorKind::WouldBlock);
-    assert_eq!(waiter.lock_with(within(500)).await.unwrap_err().kind(), ErrorKind::Timeout);
+    assert_eq!(waiter.lock_with(within(500)).await.unwrap_err().kind(), ErrorKind::LockTimeout);
     let waiting = tokio::spawn(async move { waiter.lock_with(within(10_000)).await.map(|g| (waiter, g)) });
     tokio::time::sleep(Duration::from_millis(300)).await;
     holder.release().await.unwrap();

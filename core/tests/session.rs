@@ -97,7 +97,7 @@ async fn a_failed_acquire_revokes_a_lease_nothing_else_uses() {
         .lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None })
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(e.kind(), ErrorKind::LockTimeout);
     // The waiter's lease, granted for this acquire, went with it.
     assert_eq!(lease_ids(&eps).await, vec![g.lease_id()]);
     assert_eq!(keys_under(&eps, "job/").await.len(), 1);

@@ -19,7 +19,7 @@ import atexit as _atexit
 from . import _native, _ports
 from ._aio import AsyncClient, AsyncLease, AsyncLock, AsyncWatch
 from ._common import WatchEvent
-from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Unavailable, WrongContextError
+from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WrongContextError
 from ._sync import Client, Lease, Lock, Watch
 
 __version__: str = _native.__version__
@@ -53,6 +53,7 @@ __all__ = [
     "WatchEvent",
     "Error",
     "LockTimeout",
+    "Timeout",
     "LockLost",
     "NotHeld",
     "Unavailable",

@@ -10,7 +10,12 @@ class Error(Exception):
 
 
 class LockTimeout(Error, TimeoutError):
-    """The lock (or a request) was not obtained before the timeout."""
+    """The lock was not acquired before the acquire's timeout. Nothing is left behind."""
+
+
+class Timeout(Error, TimeoutError):
+    """A request's deadline (``request_timeout``) passed before etcd answered: the request may
+    or may not have been applied."""
 
 
 class LockLost(Error):
@@ -49,6 +54,7 @@ class WrongContextError(Error, RuntimeError):
 __all__ = [
     "Error",
     "LockTimeout",
+    "Timeout",
     "LockLost",
     "NotHeld",
     "Unavailable",

@@ -82,8 +82,10 @@ impl Client {
             // Boxed: a tonic call's future is kilobytes, and every async layer above (retry,
             // deadline, lock, a binding's spawned task) would otherwise carry and copy it.
             let fut = Box::pin(f(&inner.rpc));
-            // The deadline goes along with the request (as grpc-timeout): see transport/h2_channel.rs.
-            crate::transport::h2_channel::DEADLINE.scope(deadline, async move {
+            // The deadline goes along with the request (as grpc-timeout), and whether it may be
+            // sent to a second member while the first stays silent: see transport/h2_channel.rs.
+            let call = crate::transport::h2_channel::Call { deadline, idempotent };
+            crate::transport::h2_channel::CALL.scope(call, async move {
                 let generation = inner.token.load(Ordering::Acquire);
                 let _permit = inner.permits.acquire().await.map_err(|_| closed_error())?;
                 match fut.await.map_err(Error::from) {

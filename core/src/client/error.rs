@@ -11,8 +11,11 @@ pub enum ErrorKind {
     InvalidArgument,
     /// etcd could not be reached (or had no leader) before the deadline.
     Unavailable,
-    /// The caller's deadline passed.
+    /// A request's deadline passed before etcd answered (`request_timeout`, or the deadline
+    /// a call was given): the request may or may not have been applied.
     Timeout,
+    /// The lock was not acquired within the timeout the caller gave the acquire.
+    LockTimeout,
     /// A try-once acquire found the lock held or queued.
     WouldBlock,
     /// The lease (or the lock key) was lost: the lock is not, or no longer, held.
@@ -40,7 +43,8 @@ impl ErrorKind {
         match self {
             ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
             ErrorKind::Unavailable => "UNAVAILABLE",
-            ErrorKind::Timeout => "LOCK_TIMEOUT",
+            ErrorKind::Timeout => "TIMEOUT",
+            ErrorKind::LockTimeout => "LOCK_TIMEOUT",
             ErrorKind::WouldBlock => "WOULD_BLOCK",
             ErrorKind::LockLost => "LOCK_LOST",
             ErrorKind::NotHeld => "NOT_HELD",
@@ -107,8 +111,7 @@ impl Error {
     /// Whether etcd refused the request's auth token as expired or older than a change of users
     /// or roles: it did nothing, and a new token may succeed.
     pub(crate) fn is_stale_token(&self) -> bool {
-        const STALE: [&str; 3] = ["invalid auth token", "revision of auth store is old", "revision in header is old"];
-        STALE.iter().any(|m| self.message.contains(m))
+        etcd_says(&self.message) == Some(Says::StaleToken)
     }
 
     /// The same failure, to be sent again at once: nothing was done, and the token is new.
@@ -160,6 +163,47 @@ pub(crate) fn may_have_applied(e: &etcd_client::Error) -> bool {
     !convert(e).is_unsent()
 }
 
+/// What an answer of etcd's means beyond its gRPC code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Says {
+    /// The auth token expired, or predates a change of users or roles: nothing was done.
+    StaleToken,
+    /// A wrong user or password, or a permission the user lacks.
+    Auth,
+    /// The requested revision is no longer in etcd's history.
+    Compacted,
+    /// The member knows no leader; etcd answers so before the request reaches its handler, so
+    /// nothing was proposed.
+    NoLeader,
+    /// A lease of the requested ID exists already.
+    LeaseExists,
+    /// No lease of the requested ID (anymore).
+    LeaseNotFound,
+}
+
+/// etcd's answers that its gRPC code does not tell apart, by the description etcd gives them
+/// (the strings etcd's own Go client compares, `rpctypes.ErrorDesc`, mostly without their
+/// "etcdserver: " prefix, which a watch's cancel reason may not carry), and all etcd gives a
+/// watch's cancel reason, which has no code. Every string match on an answer of etcd's is here.
+const ETCD_SAYS: [(&str, Says); 11] = [
+    ("invalid auth token", Says::StaleToken),
+    ("revision of auth store is old", Says::StaleToken),
+    ("revision in header is old", Says::StaleToken),
+    ("authentication failed", Says::Auth),
+    ("permission denied", Says::Auth),
+    ("user name is empty", Says::Auth),
+    ("user name not found", Says::Auth),
+    ("required revision has been compacted", Says::Compacted),
+    ("etcdserver: no leader", Says::NoLeader),
+    ("lease already exists", Says::LeaseExists),
+    ("lease not found", Says::LeaseNotFound),
+];
+
+/// What `message` (an error's, or a watch's cancel reason) says, per [`ETCD_SAYS`].
+pub(crate) fn etcd_says(message: &str) -> Option<Says> {
+    ETCD_SAYS.iter().find(|(m, _)| message.contains(m)).map(|(_, says)| *says)
+}
+
 fn convert(e: &etcd_client::Error) -> Error {
     use etcd_client::Error as E;
     match e {
@@ -171,24 +215,25 @@ fn convert(e: &etcd_client::Error) -> Error {
     }
 }
 
-/// Whether an Unavailable answer says that the request was not applied and never will be.
-/// A channel that could not connect fails the call before anything is written to the wire
-/// (tonic's words, which the KV channel uses too). "no leader" is what etcd's interceptor
-/// answers a request carrying `hasleader` (every one of ours) when the member knows no leader,
-/// before the request reaches its handler, so nothing was proposed; etcd's handlers report a
-/// proposal that failed otherwise ("leader changed", "request timed out"), and those may still
+/// Whether an Unavailable answer says that the request was not applied and never will be: the
+/// KV channel marks a request that never left ([`crate::transport::fate`]), tonic's channel (the
+/// streams') fails a call that way with these words before anything is written, and a member
+/// that knows no leader says so before the request reaches its handler. etcd's handlers report
+/// a proposal that failed otherwise ("leader changed", "request timed out"), and those may still
 /// be applied.
 fn never_proposed(status: &tonic::Status) -> bool {
-    let m = status.message();
-    m.contains("tcp connect error") || m.contains("error trying to connect") || m == "etcdserver: no leader"
+    const TONIC_UNSENT: [&str; 2] = ["tcp connect error", "error trying to connect"];
+    crate::transport::fate::of(status).unsent
+        || TONIC_UNSENT.iter().any(|m| status.message().contains(m))
+        || etcd_says(status.message()) == Some(Says::NoLeader)
 }
 
 fn from_status(status: &tonic::Status) -> Error {
     use tonic::Code;
     let msg = format!("etcd: {}", status.message());
+    let says = etcd_says(status.message());
     // etcd reports some auth failures as InvalidArgument or FailedPrecondition.
-    const AUTH: [&str; 5] = ["authentication failed", "permission denied", "user name is empty", "invalid auth token", "user name not found"];
-    if AUTH.iter().any(|m| status.message().contains(m)) {
+    if matches!(says, Some(Says::Auth | Says::StaleToken)) {
         return Error::new(ErrorKind::Auth, msg);
     }
     match status.code() {
@@ -197,20 +242,14 @@ fn from_status(status: &tonic::Status) -> Error {
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
             let mut e = Error::new(ErrorKind::Unavailable, msg);
             e.unsent = never_proposed(status);
-            // The KV channel's words for a TLS failure (h2_channel/conn.rs).
-            e.permanent = status.message().contains("TLS: ") || status.message().contains("TLS handshake failed");
+            e.permanent = crate::transport::fate::of(status).permanent;
             e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
         Code::Cancelled => Error::new(ErrorKind::Unavailable, msg),
         Code::Unauthenticated | Code::PermissionDenied => Error::new(ErrorKind::Auth, msg),
-        Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => {
-            if status.message().contains("compacted") {
-                Error::new(ErrorKind::Compacted, msg)
-            } else {
-                Error::invalid(msg)
-            }
-        }
+        Code::OutOfRange if says == Some(Says::Compacted) => Error::new(ErrorKind::Compacted, msg),
+        Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => Error::invalid(msg),
         // etcd's only NotFound is "lease not found": whatever used the lease has lost it.
         Code::NotFound => Error::new(ErrorKind::LockLost, msg),
         _ => Error::new(ErrorKind::Internal, msg),
@@ -220,9 +259,54 @@ fn from_status(status: &tonic::Status) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tonic::{Code, Status};
 
     fn unavailable(message: &str) -> etcd_client::Error {
         etcd_client::Error::GRpcStatus(tonic::Status::unavailable(message))
+    }
+
+    fn kind(code: Code, message: &str) -> ErrorKind {
+        Error::from(etcd_client::Error::GRpcStatus(Status::new(code, message))).kind()
+    }
+
+    #[test]
+    fn etcds_answers_map_by_code_and_description() {
+        // With the codes etcd sends them (etcd's api/v3rpc/rpctypes).
+        let cases = [
+            (Code::Unauthenticated, "etcdserver: invalid auth token", ErrorKind::Auth),
+            (Code::InvalidArgument, "etcdserver: revision of auth store is old", ErrorKind::Auth),
+            (Code::InvalidArgument, "etcdserver: authentication failed, invalid user ID or password", ErrorKind::Auth),
+            (Code::PermissionDenied, "etcdserver: permission denied", ErrorKind::Auth),
+            (Code::InvalidArgument, "etcdserver: user name is empty", ErrorKind::Auth),
+            (Code::FailedPrecondition, "etcdserver: user name not found", ErrorKind::Auth),
+            (Code::OutOfRange, "etcdserver: mvcc: required revision has been compacted", ErrorKind::Compacted),
+            (Code::Unavailable, "etcdserver: no leader", ErrorKind::Unavailable),
+            (Code::FailedPrecondition, "etcdserver: lease already exists", ErrorKind::InvalidArgument),
+            (Code::NotFound, "etcdserver: requested lease not found", ErrorKind::LockLost),
+            (Code::DeadlineExceeded, "context deadline exceeded", ErrorKind::Timeout),
+            (Code::InvalidArgument, "etcdserver: key is not provided", ErrorKind::InvalidArgument),
+        ];
+        for (code, message, expected) in cases {
+            assert_eq!(kind(code, message), expected, "{message}");
+        }
+        // Every entry of the table is reached by its own string.
+        for (message, says) in ETCD_SAYS {
+            assert_eq!(etcd_says(message), Some(says), "{message}");
+        }
+        assert!(Error::new(ErrorKind::Auth, "etcdserver: invalid auth token").is_stale_token());
+        assert!(!Error::new(ErrorKind::Auth, "etcdserver: permission denied").is_stale_token());
+    }
+
+    #[test]
+    fn the_kv_channels_marks_say_unsent_and_permanent() {
+        use crate::transport::fate::{self, Fate};
+        let unsent = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UNSENT, "no connection")));
+        assert!(unsent.is_unsent() && unsent.is_transient());
+        let tls = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UNSENT_FOR_GOOD, "bad certificate")));
+        assert!(tls.is_unsent() && !tls.is_transient());
+        // Unmarked, with words that once meant either: neither.
+        let plain = Error::from(unavailable("TLS handshake failed: etcd connection failed"));
+        assert!(!plain.is_unsent() && plain.is_transient());
     }
 
     #[test]

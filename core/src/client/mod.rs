@@ -126,9 +126,14 @@ impl Client {
         let deadline = Instant::now() + opts.connect_timeout;
         // Unary calls (KV, lease grant and revoke) take a leaner channel than etcd-client's own,
         // which also picks and leaves members (design.md, "Member selection"; transport/h2_channel.rs).
+        // Making it authenticates a user: that request carries the connect deadline too.
+        let call = crate::transport::h2_channel::Call { deadline, idempotent: true };
         let unary = tokio::time::timeout_at(
             deadline,
-            crate::transport::h2_channel::client_over(&eps, opts.connect_timeout.min(opts.request_timeout), copts, tls),
+            crate::transport::h2_channel::CALL.scope(
+                call,
+                crate::transport::h2_channel::client_over(&eps, opts.connect_timeout.min(opts.request_timeout), copts, tls),
+            ),
         )
         .await
         .map_err(|_| Error::new(ErrorKind::Unavailable, "cannot reach etcd: no member answered in time"))??;

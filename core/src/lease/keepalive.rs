@@ -31,12 +31,6 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// How long an open attempt, or an unanswered keepalive, may take before the member is
-/// considered unreachable and the next one tried: a sixth of the shortest TTL (so that a
-/// stream found silent after a send at TTL/3, and one more silent member, still leave time
-/// before the deadline), within these bounds.
-const STALL_MIN: Duration = Duration::from_millis(500);
-const STALL_MAX: Duration = Duration::from_secs(3);
 /// Responses handled in one go before the loop looks at its timers again.
 const BATCH: usize = 256;
 
@@ -100,7 +94,7 @@ impl Keeper {
 }
 
 fn stall_limit(leases: &HashMap<i64, Entry>) -> Duration {
-    leases.values().map(|e| e.state.ttl / 6).min().unwrap_or(STALL_MAX).clamp(STALL_MIN, STALL_MAX)
+    crate::transport::health::keepalive(leases.values().map(|e| e.state.ttl).min())
 }
 
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {

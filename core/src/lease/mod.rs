@@ -6,7 +6,7 @@ pub(crate) mod lost;
 
 use crate::client::Client;
 use crate::runtime::clock;
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::client::error::{etcd_says, Error, ErrorKind, Result, Says};
 use crate::lease::lost::{LostFlag, LostReason, LostSignal};
 use crate::runtime;
 use crate::client::validate;
@@ -143,7 +143,7 @@ pub(crate) async fn grant(client: &Client, ttl_secs: i64, deadline: Option<Insta
                 match c.grant(ttl_secs, Some(etcd_client::LeaseGrantOptions::new().with_id(id))).await {
                     Ok(r) => Ok(r.ttl()),
                     // An earlier attempt got through: ask what it was granted.
-                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease already exists") => {
+                    Err(etcd_client::Error::GRpcStatus(s)) if etcd_says(s.message()) == Some(Says::LeaseExists) => {
                         c.time_to_live(id, None).await.map(|r| r.granted_ttl())
                     }
                     Err(e) => Err(e),
@@ -249,7 +249,7 @@ pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instan
             let mut c = rpc.lease.clone();
             async move {
                 match c.revoke(id).await {
-                    Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
+                    Err(etcd_client::Error::GRpcStatus(s)) if etcd_says(s.message()) == Some(Says::LeaseNotFound) => Ok(()),
                     r => r.map(drop),
                 }
             }
@@ -263,7 +263,7 @@ pub(crate) async fn revoke_detached(etcd: etcd_client::Client, id: i64, deadline
         let mut c = etcd.clone();
         async move {
             match c.lease_revoke(id).await {
-                Err(etcd_client::Error::GRpcStatus(s)) if s.message().contains("lease not found") => Ok(()),
+                Err(etcd_client::Error::GRpcStatus(s)) if etcd_says(s.message()) == Some(Says::LeaseNotFound) => Ok(()),
                 r => r.map(drop).map_err(Error::from),
             }
         }

@@ -1,10 +1,11 @@
 //! Recipes built on the client's layers, as etcd's Go `concurrency` package is on `clientv3`:
 //! nothing below imports from here. Per-client state of a recipe lives here too (see
-//! [`crate::client::Extensions`]), not in the client.
+//! `client::Extension`), not in the client.
 
 pub(crate) mod guard;
 pub(crate) mod monitor;
 pub(crate) mod mutex;
+pub(crate) mod own_key;
 pub(crate) mod queue;
 pub(crate) mod session;
 

@@ -7,12 +7,11 @@
 //! client itself, and a release costs nothing but its request: one queue per client starts
 //! the late monitors in batches, instead of a task and a timer per acquisition.
 
-use crate::sync::guard::Shared;
 use crate::lease::lost::LostReason;
-use crate::client::error::ErrorKind;
-use crate::sync::mutex::{own_key_revision, recv, WATCH_OWN_KEY_AFTER};
 use crate::runtime;
-use crate::watch::hub::{EventType, Msg, Spec, Subscription};
+use crate::sync::guard::Shared;
+use crate::sync::own_key::{OwnKey, WATCH_OWN_KEY_AFTER};
+use crate::watch::hub::Subscription;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
@@ -96,42 +95,12 @@ async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<
     else {
         return;
     };
-    let mut spec = Spec { key, prefix: false, start_revision: token + 1, prev_kv: false, only_deletes: true };
-    // Watching from token + 1, a delete is seen even if the watch starts late.
-    let mut sub = own_sub;
-    let own_after = tokio::time::sleep_until(acquired + WATCH_OWN_KEY_AFTER);
-    tokio::pin!(own_after);
-    let mut backoff = crate::client::backoff::Backoff::default();
-    let reason = loop {
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            r = lease_lost.wait() => break r,
-            _ = client.inner.closed.cancelled() => break LostReason::Closed,
-            _ = &mut own_after, if sub.is_none() => sub = Some(client.inner.hub.subscribe(spec.clone())),
-            msg = recv(&mut sub) => match msg {
-                Some(Msg::Events(ev)) if ev.iter().any(|e| e.event_type == EventType::Delete) => break LostReason::KeyDeleted,
-                Some(Msg::Created { .. }) => backoff.reset(),
-                // The watch's start was compacted away: a delete in between is no longer in
-                // etcd's history, so look at the key itself (on error, the retry below).
-                Some(Msg::Failed(e)) if e.kind() == ErrorKind::Compacted => match own_key_revision(&client, &spec.key, token).await {
-                    Ok(None) => break LostReason::KeyDeleted,
-                    Ok(Some(rev)) => {
-                        spec.start_revision = rev + 1;
-                        sub = Some(client.inner.hub.subscribe(spec.clone()));
-                    }
-                    Err(_) => {}
-                },
-                Some(_) => {}
-                None => {
-                    // Resumes from token + 1: a delete during the outage is still seen.
-                    tokio::select! {
-                        _ = stop.cancelled() => return,
-                        _ = tokio::time::sleep(backoff.next_delay()) => {}
-                    }
-                    sub = Some(client.inner.hub.subscribe(spec.clone()));
-                }
-            },
-        }
+    let mut own = OwnKey::new(&client, key, token, acquired + WATCH_OWN_KEY_AFTER, own_sub);
+    let reason = tokio::select! {
+        _ = stop.cancelled() => return,
+        r = lease_lost.wait() => r,
+        _ = client.inner.closed.cancelled() => LostReason::Closed,
+        _ = own.deleted() => LostReason::KeyDeleted,
     };
     if let Some(s) = shared.upgrade() {
         s.lost.set(reason);

@@ -14,35 +14,48 @@
 //! keepalive ping goes unanswered, and, with more than one endpoint, when a member answers
 //! Unavailable (no leader, or leader changed: requests carry `hasleader`, so a member cut off
 //! from the cluster says so at once instead of hanging) or leaves a request unanswered for
-//! [`STALL`]. Every request carries the caller's remaining time as `grpc-timeout`
-//! ([`DEADLINE`]). Unary calls only: watches and keepalives keep etcd-client's own streams
-//! (`paths.rs`).
+//! [`STALL`]. A request that may be applied twice is then also sent to the next member, and
+//! the first answer wins; any other waits on for its deadline. Every request carries the
+//! caller's remaining time as `grpc-timeout` ([`CALL`]). Unary calls only: watches and
+//! keepalives keep etcd-client's own streams (`paths.rs`).
 
 mod conn;
+mod request;
 
 use bytes::Bytes;
 use conn::{collect, RecvBody};
+use request::{first_ok, Pending, Unary};
 use http::uri::{Authority, Scheme};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tonic::Status;
+use crate::transport::fate::{self, Fate};
 use crate::transport::tls::Tls;
 
 type Request = http::Request<tonic::body::Body>;
 type Response = http::Response<tonic::body::Body>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-tokio::task_local! {
-    /// The deadline of the request being made (set by `Client::send` around each attempt),
-    /// sent as `grpc-timeout` (the time left, which the server counts from the request's
+/// What the channel needs to know of the request being made, beyond its bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Call {
+    /// Sent as `grpc-timeout` (the time left, which the server counts from the request's
     /// arrival): etcd's handler context then ends with the caller's patience, and a request
     /// still waiting at the server past it is dropped, not proposed after the caller gave up.
-    pub(crate) static DEADLINE: tokio::time::Instant;
+    pub deadline: tokio::time::Instant,
+    /// Whether applying the request twice does no harm (a read, a delete, a Txn whose
+    /// comparison makes the second a no-op): only then may a second member be asked too.
+    pub idempotent: bool,
+}
+
+tokio::task_local! {
+    /// The request being made (set by `Client::send` around each attempt).
+    pub(crate) static CALL: Call;
 }
 
 /// Bounds on one connection attempt with more than one endpoint; see [`attempt_limit`].
@@ -63,9 +76,10 @@ pub fn attempt_limit(connect_timeout: Duration, endpoints: usize) -> Duration {
     (connect_timeout / 3).clamp(ATTEMPT_MIN, ATTEMPT_MAX).min(connect_timeout)
 }
 
-/// How long a request may go unanswered before new requests avoid its member (with more than
-/// one endpoint). Far above any healthy answer, which takes milliseconds.
-const STALL: Duration = Duration::from_secs(1);
+/// How long a request may go unanswered before new requests avoid its member, and an
+/// idempotent one is sent to the next member too (with more than one endpoint): see
+/// transport/health.rs.
+const STALL: Duration = crate::transport::health::REQUEST;
 
 /// A `tower::Service` for tonic's generated clients (via `etcd_client::Channel::Custom`).
 #[derive(Clone)]
@@ -98,22 +112,6 @@ struct Conn {
     id: u64,
     /// Requests waiting for their answer on this connection.
     waiting: Arc<AtomicUsize>,
-}
-
-/// Counts a request in [`Conn::waiting`] while it lives.
-struct Waiting(Arc<AtomicUsize>);
-
-impl Waiting {
-    fn new(count: &Arc<AtomicUsize>) -> Waiting {
-        count.fetch_add(1, Ordering::Relaxed);
-        Waiting(count.clone())
-    }
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// One member's address, as the channel needs it.
@@ -190,7 +188,7 @@ impl tower::Service<Request> for H2Channel {
 
 impl Shared {
     async fn send(self: &Arc<Self>, req: Request) -> Result<Response, Status> {
-        let (mut head, body) = req.into_parts();
+        let (head, body) = req.into_parts();
         let path = head.uri.path_and_query().cloned().ok_or_else(|| Status::internal("request without a path"))?;
         if matches!(path.path(), "/etcdserverpb.Watch/Watch" | "/etcdserverpb.Lease/LeaseKeepAlive") {
             // Its body would never end: streams need a connection that sends as they go.
@@ -198,6 +196,34 @@ impl Shared {
         }
         // A unary request's body is one encoded message, ready at once.
         let body = collect(body).await?;
+        let req = Unary { head, path, body };
+        let (conn, mut response) = self.start(&req).await?;
+        if self.endpoints.len() == 1 {
+            return self.answered(&conn, response.await);
+        }
+        // A member that is stopped or cut off keeps its connection open and answers nothing
+        // (until the keepalive ping gives up): after STALL without an answer, new requests go
+        // to another member.
+        if let Ok(r) = tokio::time::timeout(STALL, &mut response).await {
+            return self.answered(&conn, r);
+        }
+        self.forget(&conn);
+        if !conn::idempotent() {
+            return self.answered(&conn, response.await);
+        }
+        // Applying it twice does no harm: ask the next member too, and take the first answer.
+        // A member that is only slow still gets to answer, and the request is not lost when
+        // the next member cannot be reached.
+        let first = async { self.answered(&conn, response.await) };
+        let second = async {
+            let (conn, response) = self.start(&req).await?;
+            self.answered(&conn, response.await)
+        };
+        first_ok(first, second).await
+    }
+
+    /// Sends `req` on the current connection (or a new one) and returns the pending answer.
+    async fn start(self: &Arc<Self>, req: &Unary) -> Result<(Conn, Pending), Status> {
         // A connection found closed (etcd said GOAWAY, or it died idle) has sent nothing yet:
         // one more try on a fresh one before the caller hears of it.
         let mut tries = 2;
@@ -209,43 +235,25 @@ impl Shared {
                     self.forget(&conn);
                     tries -= 1;
                     if tries == 0 {
-                        // The words tonic uses for a request that never left, which callers look for.
-                        return Err(Status::unavailable(format!("error trying to connect: {e}")));
+                        return Err(fate::status(Fate::UNSENT, format!("no connection to etcd: {e}")));
                     }
                 }
             }
         };
-        head.uri = http::Uri::builder()
-            .scheme(if self.tls.is_some() { Scheme::HTTPS } else { Scheme::HTTP })
-            .authority(self.endpoints[conn.endpoint].authority.clone())
-            .path_and_query(path)
-            .build()
-            .map_err(|e| Status::internal(e.to_string()))?;
-        // Measured now, after any wait for a connection.
-        if let Some(t) = conn::grpc_timeout() {
-            head.headers.insert("grpc-timeout", t);
-        }
-        let _waiting = Waiting::new(&conn.waiting);
-        let (mut response, mut stream) = send.send_request(http::Request::from_parts(head, ()), false).map_err(|e| self.failed(&conn, e))?;
-        stream.send_data(body, true).map_err(|e| self.failed(&conn, e))?;
-        let response = if self.endpoints.len() > 1 {
-            // A member that is stopped or cut off keeps its connection open and answers
-            // nothing (until the keepalive ping gives up): after STALL without an answer, new
-            // requests go to another member, while this one waits on.
-            match tokio::time::timeout(STALL, &mut response).await {
-                Ok(r) => r,
-                Err(_) => {
-                    self.forget(&conn);
-                    response.await
-                }
-            }
-        } else {
-            response.await
-        };
-        let response = response.map_err(|e| self.failed(&conn, e))?;
+        let scheme = if self.tls.is_some() { Scheme::HTTPS } else { Scheme::HTTP };
+        let head = req.head(scheme, self.endpoints[conn.endpoint].authority.clone())?;
+        let (response, mut stream) = send.send_request(head, false).map_err(|e| self.failed(&conn, e))?;
+        stream.send_data(req.body.clone(), true).map_err(|e| self.failed(&conn, e))?;
+        let pending = Pending::new(response, &conn.waiting);
+        Ok((conn, pending))
+    }
+
+    /// The caller's view of an answer that came on `conn`.
+    fn answered(&self, conn: &Conn, response: Result<http::Response<h2::RecvStream>, h2::Error>) -> Result<Response, Status> {
+        let response = response.map_err(|e| self.failed(conn, e))?;
         // grpc-status in the head: a trailers-only answer, the way etcd reports "no leader".
         if self.endpoints.len() > 1 && response.headers().get("grpc-status").is_some_and(|s| s == "14") {
-            self.forget(&conn);
+            self.forget(conn);
         }
         Ok(response.map(|recv| tonic::body::Body::new(RecvBody { recv, data_done: false })))
     }
@@ -274,11 +282,10 @@ impl Shared {
             }
         }
         Err(match last {
-            // The words tonic uses for a request that never left, which callers look for.
-            Some(conn::Failed::Io(e)) => Status::unavailable(format!("tcp connect error: {e}")),
-            Some(conn::Failed::Tls(e)) => Status::unavailable(format!("error trying to connect: {e}")),
+            Some(conn::Failed::Io(e)) => fate::status(Fate::UNSENT, format!("cannot connect to etcd: {e}")),
+            Some(conn::Failed::Tls(e)) => fate::status(Fate::UNSENT_FOR_GOOD, format!("cannot connect to etcd: {e}")),
             Some(conn::Failed::Refused(e)) => Status::permission_denied(e),
-            None => Status::unavailable("tcp connect error: no endpoint"),
+            None => fate::status(Fate::UNSENT, "cannot connect to etcd: no endpoint"),
         })
     }
 

@@ -2,7 +2,9 @@
 //! TLS, and the connections per member that the lease and watch streams use. Public only for the
 //! benchmarks, which compare this channel with etcd-client's; not part of the API.
 
+pub(crate) mod fate;
 pub mod h2_channel;
+pub(crate) mod health;
 pub(crate) mod kv_pool;
 pub(crate) mod paths;
 pub(crate) mod tls;

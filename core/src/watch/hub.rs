@@ -19,8 +19,9 @@
 //! subscriber re-subscribes from where it is). etcd answers creates in the order they were
 //! sent, which tells whose create a refusal without a watch ID was.
 
-use crate::client::error::{Error, ErrorKind};
+use crate::client::error::{etcd_says, Error, ErrorKind, Says};
 use crate::client::kv::KeyValue;
+use crate::transport::health;
 use crate::transport::paths::Paths;
 use crate::runtime;
 use std::collections::{HashMap, VecDeque};
@@ -33,11 +34,10 @@ use tokio_util::sync::CancellationToken;
 /// Responses buffered per subscriber before it counts as too slow and is cut off.
 const BUFFER: usize = 256;
 
-/// A stream with watches that has been quiet this long is asked for progress.
-const IDLE: Duration = Duration::from_secs(2);
-/// A member that does not answer (a progress request, or opening a stream) within this long
-/// is taken for unreachable.
-const SILENT: Duration = Duration::from_secs(2);
+/// When a quiet stream is asked for progress, and how long the member may take to answer that
+/// (or the opening of a stream): see transport/health.rs.
+const IDLE: Duration = health::WATCH_IDLE;
+const SILENT: Duration = health::WATCH;
 /// A permission denial on a stream opened within this long after a token refresh is final.
 const FRESH: Duration = Duration::from_secs(5);
 
@@ -342,7 +342,7 @@ fn dispatch(
 
 /// Whether etcd refused a watch for its auth token or the user's permissions.
 fn refused_for_auth(reason: &str) -> bool {
-    reason.contains("permission") || Error::new(ErrorKind::Auth, reason).is_stale_token()
+    matches!(etcd_says(reason), Some(Says::Auth | Says::StaleToken))
 }
 
 fn convert(e: &etcd_client::Event) -> WatchEvent {

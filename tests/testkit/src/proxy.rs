@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ struct Shared {
     stop: AtomicBool,
     /// Both ends of every proxied connection, for `reset`.
     conns: Mutex<Vec<TcpStream>>,
+    /// Bytes passed on from clients to the member.
+    sent: AtomicU64,
 }
 
 pub struct Proxy {
@@ -40,7 +42,7 @@ impl Proxy {
     pub fn start(target: u16) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let shared = Arc::new(Shared { mode: AtomicU8::new(0), stop: AtomicBool::new(false), conns: Mutex::new(Vec::new()) });
+        let shared = Arc::new(Shared { mode: AtomicU8::new(0), stop: AtomicBool::new(false), conns: Mutex::new(Vec::new()), sent: AtomicU64::new(0) });
         let s = shared.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
@@ -57,8 +59,8 @@ impl Proxy {
                     conns.retain(|c| c.peer_addr().is_ok());
                     conns.extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
                 }
-                pump(s.clone(), client.try_clone().unwrap(), server.try_clone().unwrap(), &[Mode::Blackhole]);
-                pump(s.clone(), server, client, &[Mode::Blackhole, Mode::HoldReplies]);
+                pump(s.clone(), client.try_clone().unwrap(), server.try_clone().unwrap(), &[Mode::Blackhole], true);
+                pump(s.clone(), server, client, &[Mode::Blackhole, Mode::HoldReplies], false);
             }
         });
         Proxy { port, shared }
@@ -70,6 +72,12 @@ impl Proxy {
 
     pub fn set(&self, mode: Mode) {
         self.shared.mode.store(mode as u8, Ordering::Release);
+    }
+
+    /// Bytes passed on from clients to the member so far: which member a client's requests go
+    /// to shows here.
+    pub fn sent(&self) -> u64 {
+        self.shared.sent.load(Ordering::Acquire)
     }
 
     /// Closes every connection through the proxy (new ones are still accepted).
@@ -89,8 +97,9 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `from` to `to` on a thread of its own, holding the bytes while in one of `hold`.
-fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, hold: &'static [Mode]) {
+/// Copies `from` to `to` on a thread of its own, holding the bytes while in one of `hold`;
+/// counts them in `sent` if `requests`.
+fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, hold: &'static [Mode], requests: bool) {
     let held = move |shared: &Shared| hold.iter().any(|m| *m as u8 == shared.mode.load(Ordering::Acquire));
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
@@ -107,6 +116,9 @@ fn pump(shared: Arc<Shared>, mut from: TcpStream, mut to: TcpStream, hold: &'sta
             }
             if to.write_all(&buf[..n]).is_err() {
                 break;
+            }
+            if requests {
+                shared.sent.fetch_add(n as u64, Ordering::AcqRel);
             }
         }
         let _ = to.shutdown(Shutdown::Write);

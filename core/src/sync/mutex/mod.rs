@@ -11,18 +11,18 @@ mod wait;
 
 use cleanup::PendingKey;
 use enqueue::Enqueued;
-pub(crate) use wait::{own_key_revision, recv};
 use wait::Position;
 use enqueue::{first_kv, newest_key};
 
 use crate::client::{closed_error, Client};
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::client::error::{etcd_says, Error, ErrorKind, Result, Says};
 use crate::sync::guard::LockGuard;
 use crate::sync::session::{Session, Use};
 use crate::client::kv::KeyValue;
 use crate::lease::{Lease, LeaseState};
 use crate::lease::lost::LostReason;
 use crate::runtime;
+use crate::sync::own_key::{OwnKey, WATCH_OWN_KEY_AFTER};
 use crate::sync::queue::{self, Toward};
 use crate::client::validate;
 use crate::watch::hub::{EventType, Msg, Spec, Subscription};
@@ -34,13 +34,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// A waiter (or holder) starts watching its own key for deletion only after this long.
-pub(crate) const WATCH_OWN_KEY_AFTER: Duration = Duration::from_millis(50);
-
 #[derive(Debug, Clone, Default)]
 pub struct LockOptions {
     /// `None` waits forever; `Some(ZERO)` tries once (fails with `WouldBlock` unless the lock
-    /// is free and nobody waits); otherwise fails with `Timeout` when it passes.
+    /// is free and nobody waits); otherwise fails with `LockTimeout` when it passes.
     pub timeout: Option<Duration>,
     /// Cancels the wait (fails with `Cancelled`); the queue key is gone when the call returns.
     pub cancel: Option<CancellationToken>,
@@ -167,14 +164,26 @@ impl Mutex {
 
         // The shared lease may be gone on the server before anyone here noticed (an operator
         // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
-        let (lease, active, fresh) = self.take_lease(deadline).await?;
-        match self.acquire(lease, active, try_once, deadline, cancel).await {
-            Attempt::LeaseGone(_) if !fresh => {
-                let (lease, active, _) = self.take_lease(deadline).await?;
-                Box::pin(self.acquire(lease, active, try_once, deadline, cancel)).await.into()
+        let acquired = async {
+            let (lease, active, fresh) = self.take_lease(deadline).await?;
+            match self.acquire(lease, active, try_once, deadline, cancel).await {
+                Attempt::LeaseGone(_) if !fresh => {
+                    let (lease, active, _) = self.take_lease(deadline).await?;
+                    Box::pin(self.acquire(lease, active, try_once, deadline, cancel)).await.into()
+                }
+                attempt => attempt.into(),
             }
-            attempt => attempt.into(),
-        }
+        };
+        // A request cut short by the caller's timeout (not by `request_timeout`) is the lock's.
+        let acquired: Result<LockGuard> = acquired.await;
+        acquired.map_err(|e| match deadline {
+            Some(d) if e.kind() == ErrorKind::Timeout && Instant::now() >= d => self.timed_out(),
+            _ => e,
+        })
+    }
+
+    fn timed_out(&self) -> Error {
+        Error::new(ErrorKind::LockTimeout, format!("timed out waiting for lock {:?}", String::from_utf8_lossy(&self.name)))
     }
 
     async fn acquire(
@@ -202,7 +211,7 @@ impl Mutex {
         let enqueued = self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await;
         pending.settled = true;
         let enqueued = match enqueued {
-            Err(e) if e.kind() == ErrorKind::LockLost && e.message().contains("lease not found") => {
+            Err(e) if e.kind() == ErrorKind::LockLost && etcd_says(e.message()) == Some(Says::LeaseNotFound) => {
                 // The server lost the lease before our keepalives noticed.
                 lease.state().lost.set(LostReason::Expired);
                 Box::pin(self.cleanup(&mut pending, &lease)).await;
@@ -228,8 +237,7 @@ impl Mutex {
                 let closed = self.client.inner.closed.clone();
                 tokio::select! {
                     r = wait => r.map(|sub| (my_rev, sub)),
-                    _ = sleep_until(deadline) => Err(Error::new(ErrorKind::Timeout, format!(
-                        "timed out waiting for lock {:?}", String::from_utf8_lossy(&self.name)))),
+                    _ = sleep_until(deadline) => Err(self.timed_out()),
                     _ = cancelled_opt(cancel) => Err(cancelled()),
                     _ = closed.cancelled() => Err(closed_error()),
                 }

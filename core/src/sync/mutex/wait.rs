@@ -54,12 +54,9 @@ impl Mutex {
     /// if one was opened, for the guard to keep.
     pub(super) async fn wait(&self, key: &[u8], my_rev: i64, mut pos: Position, lease: &Lease) -> Result<Option<Subscription>> {
         let hub = &self.client.inner.hub;
-        let mut own_spec = Spec { key: key.to_vec(), prefix: false, start_revision: my_rev + 1, prev_kv: false, only_deletes: true };
-        // Our own key is watched only once the wait lasts (from my_rev + 1, so a delete in
-        // between is still seen): quick handoffs then cost the server no extra watch.
-        let mut own: Option<Subscription> = None;
-        let own_after = tokio::time::sleep(WATCH_OWN_KEY_AFTER);
-        tokio::pin!(own_after);
+        // Our own key is watched only once the wait lasts: quick handoffs then cost the server
+        // no extra watch.
+        let mut own = OwnKey::new(&self.client, key.to_vec(), my_rev, Instant::now() + WATCH_OWN_KEY_AFTER, None);
         let lease_lost = lease.lost();
         let mut backoff = Backoff::default();
 
@@ -107,26 +104,7 @@ impl Mutex {
                             sub = hub.subscribe(spec.clone());
                         }
                     },
-                    _ = &mut own_after, if own.is_none() => own = Some(hub.subscribe(own_spec.clone())),
-                    msg = recv(&mut own) => match msg {
-                        Some(Msg::Events(events)) if events.iter().any(|e| e.event_type == EventType::Delete) => {
-                            return Err(lost(LostReason::KeyDeleted));
-                        }
-                        Some(Msg::Failed(e)) if e.kind() == ErrorKind::Compacted => {
-                            match own_key_revision(&self.client, key, my_rev).await? {
-                                None => return Err(lost(LostReason::KeyDeleted)),
-                                Some(rev) => {
-                                    own_spec.start_revision = rev + 1;
-                                    own = Some(hub.subscribe(own_spec.clone()));
-                                }
-                            }
-                        }
-                        Some(_) => {}
-                        None => {
-                            tokio::time::sleep(backoff.next_delay()).await;
-                            own = Some(hub.subscribe(own_spec.clone()));
-                        }
-                    },
+                    _ = own.deleted() => return Err(lost(LostReason::KeyDeleted)),
                     reason = lease_lost.wait() => return Err(lost(reason)),
                 }
             }
@@ -135,7 +113,7 @@ impl Mutex {
         if let Some(reason) = lease.lost_reason() {
             return Err(lost(reason));
         }
-        Ok(own)
+        Ok(own.into_subscription())
     }
 
 }
@@ -172,28 +150,6 @@ pub(super) struct Rechecks {
 impl Rechecks {
     fn next(&self) -> Option<Instant> {
         RECHECK_AFTER.get(self.done).map(|d| self.created + *d)
-    }
-}
-
-/// After a watch on a queue key lost its history (the start revision was compacted): the
-/// revision to watch on from if the key is still the one created at `created`, else None.
-pub(crate) async fn own_key_revision(client: &Client, key: &[u8], created: i64) -> Result<Option<i64>> {
-    let key = key.to_vec();
-    let resp = client
-        .call(None, true, move |rpc| {
-            let (mut kv, key) = (rpc.kv.get(), key.clone());
-            async move { kv.get(key, Some(GetOptions::new().with_keys_only())).await }
-        })
-        .await?;
-    let ours = resp.kvs().first().is_some_and(|kv| kv.create_revision() == created);
-    Ok(ours.then(|| resp.header().map_or(0, |h| h.revision())))
-}
-
-/// Receives from an optional subscription (pending forever when there is none).
-pub(crate) async fn recv(sub: &mut Option<Subscription>) -> Option<Msg> {
-    match sub {
-        Some(s) => s.rx.recv().await,
-        None => std::future::pending().await,
     }
 }
 

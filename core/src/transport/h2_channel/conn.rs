@@ -1,7 +1,7 @@
 //! One connection of the channel: opening it (proved live by an answered ping), its I/O task
 //! and keepalive pings, and the pieces of a request and its answer.
 
-use super::{Conn, Shared, DEADLINE};
+use super::{Conn, Shared, CALL};
 use crate::transport::tls::Tls;
 use bytes::Bytes;
 use tokio::net::TcpStream;
@@ -40,9 +40,9 @@ impl std::fmt::Display for Failed {
 }
 
 /// Pings on an established connection, and how long a ping may go unanswered before the
-/// connection counts as dead. etcd refuses pings more often than every 5 s.
-const KEEPALIVE: Duration = Duration::from_secs(10);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+/// connection counts as dead: see transport/health.rs.
+const KEEPALIVE: Duration = crate::transport::health::PING_EVERY;
+const KEEPALIVE_TIMEOUT: Duration = crate::transport::health::PING;
 
 /// Opens a connection to `endpoint` within `limit`: TCP, the HTTP/2 handshake, and a ping
 /// answered. h2's handshake only writes our preface and does not wait for the server's, so a
@@ -133,6 +133,13 @@ fn handshake_failed(e: std::io::Error) -> Failed {
     }
 }
 
+/// Whether the member ended the connection with a TLS alert.
+fn alert_received(e: &h2::Error) -> bool {
+    use tokio_rustls::rustls::Error as Tls;
+    let tls = e.get_io().and_then(|io| io.get_ref()).and_then(|inner| inner.downcast_ref::<Tls>());
+    matches!(tls, Some(Tls::AlertReceived(_)))
+}
+
 fn refused(alert: &str) -> String {
     format!("TLS: the member refused this client's certificate, or wanted one and none was given ({alert}): permission denied")
 }
@@ -143,7 +150,7 @@ fn refused(alert: &str) -> String {
 fn ended_early(e: Option<h2::Error>, plain: bool) -> Failed {
     let hint = if plain { " (does the member require TLS? use https://)" } else { "" };
     match e {
-        Some(e) if e.to_string().contains("received fatal alert") => Failed::Refused(refused(&e.to_string())),
+        Some(e) if alert_received(&e) => Failed::Refused(refused(&e.to_string())),
         Some(e) => Failed::Io(format!("the connection failed before the member answered HTTP/2: {e}{hint}")),
         None => Failed::Io(format!("the connection closed before the member answered HTTP/2{hint}")),
     }
@@ -215,12 +222,18 @@ async fn keepalive(pings: Option<h2::PingPong>, waiting: Arc<AtomicUsize>) {
     }
 }
 
-/// The time left before the current request's [`DEADLINE`], as a `grpc-timeout` value (none
-/// outside a request made through `Client::send`).
+/// The time left before the current request's deadline ([`CALL`]), as a `grpc-timeout` value
+/// (none outside a request made through `Client::send`).
 pub(super) fn grpc_timeout() -> Option<http::HeaderValue> {
-    let deadline = DEADLINE.try_with(|d| *d).ok()?;
+    let deadline = CALL.try_with(|c| c.deadline).ok()?;
     let left = deadline.saturating_duration_since(Instant::now());
     Some(http::HeaderValue::from_str(&encode_timeout(left)).expect("digits and a unit"))
+}
+
+/// Whether the current request may be applied twice (no: outside `Client::send`, where
+/// nobody said).
+pub(super) fn idempotent() -> bool {
+    CALL.try_with(|c| c.idempotent).unwrap_or(false)
 }
 
 /// gRPC's timeout format: at most 8 digits and a unit. Milliseconds, rounded up (zero would
@@ -298,7 +311,8 @@ mod tests {
     async fn a_request_carries_the_time_left_to_its_deadline_and_none_without_one() {
         assert!(grpc_timeout().is_none());
         let deadline = Instant::now() + Duration::from_secs(3);
-        let sent = DEADLINE.scope(deadline, async { grpc_timeout() }).await.expect("a timeout");
+        let call = crate::transport::h2_channel::Call { deadline, idempotent: true };
+        let sent = CALL.scope(call, async { grpc_timeout() }).await.expect("a timeout");
         let ms: u64 = sent.to_str().unwrap().strip_suffix('m').unwrap().parse().unwrap();
         assert!((2900..=3000).contains(&ms), "{ms}");
     }
