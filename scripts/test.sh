@@ -27,6 +27,9 @@ bash bindings-node/test.sh
 echo "== Python"
 bash bindings-python/test.sh
 
+echo "== Packaging: the wheel, the sdist, the npm tarball and the C library, installed and used without cargo, rustc or protoc"
+bash scripts/test-packaging.sh
+
 echo "== Conformance: every binding names every scenario that applies to it"
 python3 tests/conformance/check.py
 

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Packaging test (issue #20): builds every artifact once with scripts/package.sh, then installs
+# each into a clean place with cargo, rustc, rustup and protoc unusable (stubs first on PATH that
+# fail and log the call; no PROTOC), and uses it against an etcd started here:
+#   - the wheel in a fresh venv: the Python README's sync and asyncio examples
+#     (no C compiler either: cc/gcc/c++/g++ are stubbed too);
+#   - the npm tarball in an empty npm project: the Node README's examples, CJS and ESM, and the
+#     loader's error for a platform without a prebuilt addon (compilers stubbed too);
+#   - the C library (bindings-c/install.sh --no-build) into a fresh prefix: examples/basic.c
+#     built by a CMake project (find_package(etcdlock CONFIG)) and by plain cc with pkg-config,
+#     each shared (no rpath) and static; DESTDIR staging and --uninstall;
+#   - the sdist, unpacked in an empty directory and built into a wheel by pip (cargo allowed
+#     here, protoc not), which then passes the same venv test.
+# Prints "ok - ..." / "FAIL - ..." lines and exits non-zero if any check failed. Every command
+# that could hang runs under `timeout`. Takes ~4 minutes when target/release is current, most of
+# it the sdist's build (the crates it holds are compiled from its own copy).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+[ -x .tools/bin/etcd ] || bash scripts/install-deps.sh
+PY="${PYTHON:-python3}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)"
+major="${version%%.*}"
+max_mb=8
+
+tmp="$(mktemp -d /tmp/etcdlock-packaging.XXXXXX)"
+cleanup() {
+    "$PY" tests/etcd_harness.py stop --state "$tmp/etcd.json" >/dev/null 2>&1 || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+passed=0 failed=0
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL - $*"; failed=$((failed + 1)); }
+check() { # check NAME CMD...: runs CMD quietly (output shown on failure)
+    local name="$1" out="$tmp/check.out"
+    shift
+    if "$@" >"$out" 2>&1; then ok "$name"; else cat "$out"; fail "$name"; fi
+}
+size_ok() { # size_ok NAME FILE: under max_mb
+    local bytes
+    bytes=$(stat -c %s "$2")
+    echo "   $1: $(awk -v b="$bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') ($2)"
+    if [ "$bytes" -lt $((max_mb * 1000 * 1000)) ]; then ok "$1 is under $max_mb MB"; else fail "$1 is $bytes bytes (over $max_mb MB)"; fi
+}
+
+# Stubs that stand in for the toolchain: whatever calls them fails, and the call is logged.
+stubs="$tmp/stubs"
+mkdir -p "$stubs" "$stubs-cc"
+for t in cargo rustc rustup protoc; do
+    printf '#!/bin/sh\necho "%s $*" >> "%s/calls.log"\necho "packaging test: %s must not be needed here" >&2\nexit 127\n' \
+        "$t" "$tmp" "$t" >"$stubs/$t"
+    chmod +x "$stubs/$t"
+done
+for t in cc gcc c++ g++ clang; do
+    cp "$stubs/cargo" "$stubs-cc/$t" && sed -i "s/cargo/$t/g" "$stubs-cc/$t"
+done
+mkdir -p "$stubs/protoc-only"
+cp "$stubs/protoc" "$stubs/protoc-only/protoc"
+in_dir() { local d="$1"; shift; (cd "$d" && "$@"); }
+no_toolchain() { env -u PROTOC -u CARGO -u RUSTC PATH="$stubs:$PATH" "$@"; }
+no_toolchain_no_cc() { env -u PROTOC -u CARGO -u RUSTC -u CC -u CXX PATH="$stubs:$stubs-cc:$PATH" "$@"; }
+calls_clean() { # calls_clean NAME: nothing called a stub since the last check
+    # pip runs `rustc --version` for its User-Agent header (pip/_internal/network/session.py),
+    # needed or not: that probe alone does not count.
+    if [ -f "$tmp/calls.log" ]; then grep -vx 'rustc --version' "$tmp/calls.log" >"$tmp/calls.tmp" || true; mv "$tmp/calls.tmp" "$tmp/calls.log"; fi
+    if [ -s "$tmp/calls.log" ]; then cat "$tmp/calls.log"; fail "$1 (called the stubs above)"; else ok "$1"; fi
+    rm -f "$tmp/calls.log"
+}
+
+echo "== Packaging: build every artifact once (scripts/package.sh, with cargo but no protoc)"
+dist="$tmp/dist"
+t0=$SECONDS
+if env -u PROTOC PATH="$stubs/protoc-only:$PATH" DIST_DIR="$dist" \
+        timeout 3600 bash -c 'bash scripts/package.sh node && bash scripts/package.sh python'; then
+    ok "scripts/package.sh node + python ($((SECONDS - t0)) s)"
+else
+    fail "scripts/package.sh node + python"
+fi
+calls_clean "the package builds did not call protoc"
+wheel="$(ls "$dist"/etcdlock-"$version"-*.whl 2>/dev/null | head -1)"
+sdist="$dist/etcdlock-$version.tar.gz"
+tgz="$dist/etcdlock-$version.tgz"
+[ -f "$wheel" ] || fail "no wheel in $dist"
+[ -f "$sdist" ] || fail "no sdist in $dist"
+[ -f "$tgz" ] || fail "no npm tarball in $dist"
+
+endpoint="$("$PY" tests/etcd_harness.py start --members 1 --state "$tmp/etcd.json" | tail -1)"
+export ETCDLOCK_ENDPOINTS="$endpoint"
+echo "== Packaging: etcd at $endpoint"
+
+# ------------------------------------------------------------------------------------ Python ---
+py_blocks="$tmp/py-examples"
+mkdir -p "$py_blocks"
+# (Not named sync.py / asyncio.py: a script's own directory comes first on sys.path.)
+"$PY" tests/packaging/readme_blocks.py bindings-python/README.md python 0 >"$py_blocks/readme_sync.py"
+"$PY" tests/packaging/readme_blocks.py bindings-python/README.md python 1 >"$py_blocks/readme_asyncio.py"
+
+wheel_test() { # wheel_test LABEL WHEEL
+    local label="$1" whl="$2" venv="$tmp/venv-$1"
+    rm -f "$tmp/calls.log"
+    check "$label: fresh venv" "$PY" -m venv "$venv"
+    check "$label: pip install the wheel (no index, no toolchain)" \
+        no_toolchain_no_cc timeout 300 "$venv/bin/pip" install --no-index --no-deps "$whl"
+    local ex
+    for ex in sync asyncio; do
+        # From an empty directory: `import etcdlock` is the installed package.
+        if (cd "$tmp" && no_toolchain_no_cc timeout 120 "$venv/bin/python" "$py_blocks/readme_$ex.py" >"$tmp/$ex.out" 2>"$tmp/$ex.err") \
+            && [ ! -s "$tmp/$ex.err" ]; then
+            ok "$label: README $ex example runs"
+        else
+            cat "$tmp/$ex.out" "$tmp/$ex.err"; fail "$label: README $ex example"
+        fi
+    done
+    check "$label: imported from the venv, not the checkout" \
+        bash -c "cd '$tmp' && '$venv/bin/python' -c 'import etcdlock, sys; p = etcdlock.__file__; print(p); sys.exit(not p.startswith(\"$venv/\"))'"
+    calls_clean "$label: nothing called cargo, rustc, protoc or a C compiler"
+}
+
+if [ -f "$wheel" ]; then
+    echo "== Packaging: Python wheel $(basename "$wheel")"
+    size_ok "wheel" "$wheel"
+    case "$(basename "$wheel")" in
+        *-cp39-abi3-manylinux_*) ok "wheel is abi3 (cp39) with a manylinux tag" ;;
+        *) fail "wheel tag: $(basename "$wheel") (want cp39-abi3-manylinux_*)" ;;
+    esac
+    # The manylinux tag must not promise an older glibc than the extension needs (what
+    # auditwheel checks): the newest GLIBC_x.y symbol version it references.
+    check "wheel's manylinux tag is honest (no GLIBC symbol newer than the tag)" "$PY" - "$wheel" <<'EOF'
+import re, subprocess, sys, tempfile, zipfile
+whl = sys.argv[1]
+tag = re.search(r"manylinux_(\d+)_(\d+)_", whl)
+with zipfile.ZipFile(whl) as z, tempfile.TemporaryDirectory() as d:
+    names = [n for n in z.namelist() if n.endswith(".so")]
+    assert names, "no extension module in the wheel"
+    assert any(n.startswith("etcdlock-") and "/licenses/LICENSE" in n for n in z.namelist()), "no LICENSE"
+    need = (0, 0)
+    for n in names:
+        z.extract(n, d)
+        syms = subprocess.run(["objdump", "-T", f"{d}/{n}"], check=True, capture_output=True, text=True).stdout
+        for m in re.finditer(r"GLIBC_(\d+)\.(\d+)", syms):
+            need = max(need, (int(m[1]), int(m[2])))
+have = (int(tag[1]), int(tag[2]))
+print(f"tag glibc {have}, needs glibc {need}")
+sys.exit(0 if need <= have else 1)
+EOF
+    wheel_test wheel "$wheel"
+fi
+
+# -------------------------------------------------------------------------------------- Node ---
+if [ -f "$tgz" ]; then
+    echo "== Packaging: npm tarball $(basename "$tgz")"
+    size_ok "npm tarball" "$tgz"
+    tar tzf "$tgz" >"$tmp/tgz.list"
+    check "npm tarball holds prebuilds/<platform>/etcdlock.node, LICENSE, no Rust sources" \
+        bash -c "grep -q '^package/prebuilds/linux-x64-gnu/etcdlock.node$' '$tmp/tgz.list' && grep -q '^package/LICENSE$' '$tmp/tgz.list' \
+                 && ! grep -Eq 'Cargo.toml|\.rs$|^package/etcdlock.node$' '$tmp/tgz.list'"
+    check "package.json version is Cargo's ($version)" \
+        bash -c "tar xzf '$tgz' -O package/package.json | node -e 'let s=\"\";process.stdin.on(\"data\",d=>s+=d).on(\"end\",()=>process.exit(JSON.parse(s).version===\"$version\"?0:1))'"
+    proj="$tmp/npm-project"
+    mkdir -p "$proj"
+    rm -f "$tmp/calls.log"
+    check "npm init in an empty project" in_dir "$proj" npm init -y
+    check "npm install the tarball (offline, no toolchain)" \
+        in_dir "$proj" no_toolchain_no_cc timeout 300 npm install --offline --no-audit --no-fund "$tgz"
+    cp bindings-node/examples/quickstart.cjs bindings-node/examples/quickstart.mjs "$proj/"
+    for ex in quickstart.cjs quickstart.mjs; do
+        if (cd "$proj" && no_toolchain_no_cc timeout 120 node "$ex" >"$tmp/$ex.out" 2>"$tmp/$ex.err") && [ ! -s "$tmp/$ex.err" ]; then
+            ok "npm: README example $ex runs"
+        else
+            cat "$tmp/$ex.out" "$tmp/$ex.err"; fail "npm: README example $ex"
+        fi
+    done
+    calls_clean "npm: nothing called cargo, rustc, protoc or a C compiler"
+    # A platform without a prebuilt addon: the same install with its prebuilds/ taken away.
+    mv "$proj/node_modules/etcdlock/prebuilds" "$tmp/prebuilds.moved"
+    if (cd "$proj" && timeout 60 node -e "require('etcdlock')" >"$tmp/noaddon.out" 2>&1); then
+        fail "npm: loading without a prebuilt addon should fail"
+    elif grep -q "no native addon for this platform (linux-x64-gnu" "$tmp/noaddon.out"; then
+        ok "npm: without an addon for the platform, the error names it (linux-x64-gnu)"
+    else
+        cat "$tmp/noaddon.out"; fail "npm: error without an addon does not name the platform"
+    fi
+    mv "$tmp/prebuilds.moved" "$proj/node_modules/etcdlock/prebuilds"
+fi
+
+# ----------------------------------------------------------------------------------------- C ---
+echo "== Packaging: C library (install.sh --no-build from target/release)"
+# install.sh --no-build needs no cargo: the release build above (package.sh) made the library.
+check "cargo build --release -p etcdlock-c (no protoc)" env -u PROTOC PATH="$stubs/protoc-only:$PATH" cargo build --quiet --release -p etcdlock-c
+stage="$tmp/stage"
+rm -f "$tmp/calls.log"
+check "install.sh with DESTDIR (no toolchain)" \
+    no_toolchain env DESTDIR="$stage" bash bindings-c/install.sh --no-build --prefix /opt/etcdlock
+lib="$stage/opt/etcdlock/lib"
+check "libetcdlock.so.$version, .so.$major and .so links, .a, header, .pc, CMake package, LICENSE" bash -c "
+    [ -f '$lib/libetcdlock.so.$version' ] && [ ! -L '$lib/libetcdlock.so.$version' ] \
+    && [ \"\$(readlink '$lib/libetcdlock.so.$major')\" = libetcdlock.so.$version ] \
+    && [ \"\$(readlink '$lib/libetcdlock.so')\" = libetcdlock.so.$major ] \
+    && [ -f '$lib/libetcdlock.a' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.h' ] \
+    && [ -f '$lib/pkgconfig/etcdlock.pc' ] && [ -f '$lib/pkgconfig/etcdlock-static.pc' ] \
+    && [ -f '$lib/cmake/etcdlock/etcdlockConfig.cmake' ] && [ -f '$lib/cmake/etcdlock/etcdlockConfigVersion.cmake' ] \
+    && [ -f '$stage/opt/etcdlock/share/licenses/etcdlock/LICENSE' ]"
+check "SONAME is libetcdlock.so.$major" bash -c "readelf -d '$lib/libetcdlock.so.$version' | grep -q 'SONAME.*\[libetcdlock.so.$major\]'"
+check "the .pc files name the install prefix, not DESTDIR, and set no rpath" bash -c "
+    grep -q '^prefix=/opt/etcdlock$' '$lib/pkgconfig/etcdlock.pc' && ! grep -q rpath '$lib/pkgconfig/'*.pc && ! grep -q '$stage' '$lib/pkgconfig/'*.pc"
+size_ok "libetcdlock.so" "$lib/libetcdlock.so.$version"
+check "install.sh --uninstall with DESTDIR removes every file" bash -c "
+    DESTDIR='$stage' bash bindings-c/install.sh --uninstall --prefix /opt/etcdlock >/dev/null && [ -z \"\$(find '$stage' ! -type d)\" ]"
+
+prefix="$tmp/c-prefix"
+check "install.sh into a fresh prefix (no toolchain)" no_toolchain bash bindings-c/install.sh --no-build --prefix "$prefix"
+calls_clean "C install: nothing called cargo, rustc or protoc"
+example="$root/bindings-c/examples/basic.c"
+run_c() { # run_c NAME BINARY [ENV...]: runs it, expects "done"
+    local name="$1" bin="$2"
+    shift 2
+    if env "$@" timeout 60 "$bin" >"$tmp/c.out" 2>&1 && grep -q '^done$' "$tmp/c.out"; then ok "$name runs"; else cat "$tmp/c.out"; fail "$name"; fi
+}
+no_rpath() { # no_rpath NAME BINARY: nothing we ship put an rpath in it
+    if readelf -d "$2" | grep -Eq 'RPATH|RUNPATH'; then fail "$1 has an rpath"; else ok "$1 has no rpath"; fi
+}
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+check "cc + pkg-config: shared build" cc -std=c11 -Wall -Werror "$example" $(pkg-config --cflags --libs etcdlock) -o "$tmp/basic-shared"
+run_c "cc + pkg-config shared (LD_LIBRARY_PATH)" "$tmp/basic-shared" LD_LIBRARY_PATH="$prefix/lib"
+no_rpath "cc + pkg-config shared" "$tmp/basic-shared"
+check "shared build needs libetcdlock.so.$major" bash -c "readelf -d '$tmp/basic-shared' | grep -q 'NEEDED.*\[libetcdlock.so.$major\]'"
+# shellcheck disable=SC2046
+check "cc + pkg-config --static: static build" cc -std=c11 -Wall -Werror "$example" $(pkg-config --static --cflags --libs etcdlock-static) -o "$tmp/basic-static"
+run_c "cc + pkg-config --static" "$tmp/basic-static"
+no_rpath "cc + pkg-config --static" "$tmp/basic-static"
+check "static build needs no libetcdlock.so" bash -c "! readelf -d '$tmp/basic-static' | grep -q 'NEEDED.*libetcdlock'"
+cm="$tmp/cmake-build"
+check "CMake: configure (find_package(etcdlock 0.1 CONFIG))" \
+    cmake -S tests/packaging/cmake -B "$cm" -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLE_C="$example" -DCMAKE_BUILD_TYPE=Release
+check "CMake: build etcdlock::etcdlock and etcdlock::etcdlock_static consumers" timeout 600 cmake --build "$cm" -j2
+# (CMake gives build-tree executables a RUNPATH to the imported library's directory itself.)
+run_c "CMake etcdlock::etcdlock (shared)" "$cm/basic_shared"
+run_c "CMake etcdlock::etcdlock_static" "$cm/basic_static"
+check "CMake: find_package(etcdlock 9.0) is refused (version file)" bash -c "
+    mkdir -p '$tmp/cm9' && printf 'cmake_minimum_required(VERSION 3.16)\nproject(x C)\nfind_package(etcdlock 9.0 CONFIG REQUIRED)\n' > '$tmp/cm9/CMakeLists.txt' \
+    && ! cmake -S '$tmp/cm9' -B '$tmp/cm9/b' -DCMAKE_PREFIX_PATH='$prefix' >/dev/null 2>&1"
+check "install.sh --uninstall removes every file" bash -c "
+    bash bindings-c/install.sh --uninstall --prefix '$prefix' >/dev/null && [ -z \"\$(find '$prefix' ! -type d)\" ]"
+
+# ------------------------------------------------------------------------------------- sdist ---
+if [ -f "$sdist" ]; then
+    echo "== Packaging: sdist $(basename "$sdist"), built into a wheel in an empty directory"
+    tar tzf "$sdist" >"$tmp/sdist.list"
+    check "sdist holds core, the patched etcd-client, Cargo.lock, LICENSE" bash -c "
+        grep -q '^etcdlock-$version/core/src/lib.rs$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/third_party/etcd-client/build.rs$' '$tmp/sdist.list' \
+        && grep -q '^etcdlock-$version/Cargo.lock$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/LICENSE$' '$tmp/sdist.list'"
+    sbuild="$tmp/sdist-build"
+    mkdir -p "$sbuild"
+    tar -C "$sbuild" -xzf "$sdist"
+    # pip's isolated build (maturin from the index) with cargo but no protoc. The crates that the
+    # sdist itself holds (core, etcd-client, the binding) are compiled from its copy: their
+    # paths differ from the checkout's, so cargo cannot reuse them; the crates.io ones are
+    # shared with the workspace's target dir, which saves ~10 minutes of CI.
+    t0=$SECONDS
+    if (cd "$sbuild" && env -u PROTOC PATH="$stubs/protoc-only:$PATH" CARGO_TARGET_DIR="$root/target" \
+            timeout 2400 "$PY" -m pip wheel -v --no-deps --wheel-dir "$sbuild/wheel" "./etcdlock-$version") >"$tmp/sdist.log" 2>&1; then
+        ok "sdist builds into a wheel ($((SECONDS - t0)) s)"
+    else
+        tail -40 "$tmp/sdist.log"; fail "sdist build"
+    fi
+    swheel="$(ls "$sbuild"/wheel/etcdlock-*.whl 2>/dev/null | head -1)"
+    if [ -n "$swheel" ]; then
+        check "the sdist's build compiled the sdist's own core and etcd-client" \
+            grep -Eq "Compiling etcd-client v[0-9.]+ \($sbuild/" "$tmp/sdist.log"
+        wheel_test sdist-wheel "$swheel"
+    fi
+fi
+
+echo "== Packaging: $passed passed, $failed failed"
+[ "$failed" = 0 ]
