@@ -82,7 +82,8 @@
 #define ETCDLOCK_E_UNAVAILABLE 2
 
 /**
- * The call's timeout passed (for etcdlock_watch_next: no event arrived in time).
+ * A deadline passed: a request's (the client's request_timeout_ms), or for etcdlock_watch_next
+ * the call's (no event arrived in time). A request cut off so may or may not have been applied.
  */
 #define ETCDLOCK_E_TIMEOUT 3
 
@@ -131,6 +132,11 @@
  * A bug (including a caught panic) or an unexpected server answer.
  */
 #define ETCDLOCK_E_INTERNAL 12
+
+/**
+ * A lock acquire's timeout passed before the lock was taken (nothing is left behind).
+ */
+#define ETCDLOCK_E_LOCK_TIMEOUT 13
 
 /**
  * A key was created or changed.
@@ -452,7 +458,7 @@ void etcdlock_lease_free(struct etcdlock_lease *lease);
  * lease has a TTL of `ttl_s` seconds and is kept alive in the background.
  *
  * `timeout_ms`: 0 tries once (ETCDLOCK_E_WOULD_BLOCK if the lock is held or has waiters),
- * ETCDLOCK_WAIT_FOREVER waits without limit, otherwise ETCDLOCK_E_TIMEOUT when it passes.
+ * ETCDLOCK_WAIT_FOREVER waits without limit, otherwise ETCDLOCK_E_LOCK_TIMEOUT when it passes.
  * `cancel` (nullable): etcdlock_cancel_trigger makes the wait fail with
  * ETCDLOCK_E_CANCELLED. On every failure the queue key is removed before this returns.
  * Fair: waiters get the lock in arrival order (shared with `etcdctl lock` and Go's
