@@ -40,7 +40,7 @@ pub use sync::guard::LockGuard;
 pub use sync::mutex::{LockOptions, Mutex};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::tls::{Pem, TlsOptions};
-pub use watch::hub::{EventType, WatchEvent};
+pub use watch::event::{EventType, WatchEvent};
 pub use watch::{Watch, WatchOptions};
 
 /// The README's Rust example, compiled as a doc test so it cannot rot.

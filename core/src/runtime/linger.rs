@@ -9,7 +9,7 @@
 //! without lingering. (The caller's own spinning,
 //! [`spin`](crate::runtime::spin), covers the other direction: the reply reaching a caller that is awake.)
 //!
-//! Only while it pays: not while more than [`FEW`] outside calls are in flight (their replies
+//! Only while it pays: not while more than `FEW` outside calls are in flight (their replies
 //! keep the workers busy anyway), not when spinning is off (`ETCDLOCK_SPIN_US=0`), and not
 //! while fewer than a quarter of recent calls came within [`LINGER`] of the reply before them
 //! (a program that calls now and then, where lingering would only burn CPU).

@@ -14,9 +14,9 @@
 //! keepalive ping goes unanswered, and, with more than one endpoint, when a member answers
 //! Unavailable (no leader, or leader changed: requests carry `hasleader`, so a member cut off
 //! from the cluster says so at once instead of hanging) or leaves a request unanswered for
-//! [`STALL`]. A request that may be applied twice is then also sent to the next member, and
+//! `STALL`. A request that may be applied twice is then also sent to the next member, and
 //! the first answer wins; any other waits on for its deadline. Every request carries the
-//! caller's remaining time as `grpc-timeout` ([`CALL`]). Unary calls only: watches and
+//! caller's remaining time as `grpc-timeout` (`CALL`). Unary calls only: watches and
 //! keepalives keep etcd-client's own streams (`paths.rs`).
 
 mod conn;
@@ -65,9 +65,9 @@ const ATTEMPT_MAX: Duration = Duration::from_secs(1);
 /// How long one connection attempt (TCP, HTTP/2 handshake, a ping answered) may take. With one
 /// endpoint, all of `connect_timeout`: there is nowhere else to go. With more, a third of it
 /// (the caller passes the shorter of the connect and request timeouts), at most
-/// [`ATTEMPT_MAX`]: a member that accepts connections and stays silent, or drops SYNs, then
+/// `ATTEMPT_MAX`: a member that accepts connections and stays silent, or drops SYNs, then
 /// costs a request that long, and the next member is tried well within the request's deadline.
-/// A second is several round trips even to a member on another continent; [`ATTEMPT_MIN`]
+/// A second is several round trips even to a member on another continent; `ATTEMPT_MIN`
 /// keeps very short timeouts from cutting off a connection that a near member makes in time.
 pub fn attempt_limit(connect_timeout: Duration, endpoints: usize) -> Duration {
     if endpoints <= 1 {
@@ -152,7 +152,7 @@ impl H2Channel {
     }
 }
 
-/// An etcd-client client whose requests take an [`H2Channel`]: unary calls only (KV, lease
+/// An etcd-client client whose requests take an `H2Channel`: unary calls only (KV, lease
 /// grant, revoke, time-to-live; a watch or keepalive stream fails with Unimplemented). With a
 /// user and password set in `opts`, this authenticates (through the channel).
 pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {

@@ -20,7 +20,7 @@
 //! sent, which tells whose create a refusal without a watch ID was.
 
 use crate::client::error::{etcd_says, Error, ErrorKind, Says};
-use crate::client::kv::KeyValue;
+pub(crate) use crate::watch::event::{EventType, WatchEvent};
 use crate::transport::health;
 use crate::transport::paths::Paths;
 use crate::runtime;
@@ -50,27 +50,6 @@ pub(crate) struct Spec {
     pub start_revision: i64,
     pub prev_kv: bool,
     pub only_deletes: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    Put,
-    Delete,
-}
-
-/// One change. For deletes, `kv` holds the key and the deletion's `mod_revision`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatchEvent {
-    pub event_type: EventType,
-    pub kv: KeyValue,
-    /// The value before this change, when asked for (`WatchOptions::prev_kv`).
-    pub prev_kv: Option<KeyValue>,
-}
-
-impl WatchEvent {
-    pub fn revision(&self) -> i64 {
-        self.kv.mod_revision
-    }
 }
 
 #[derive(Debug)]
@@ -307,7 +286,7 @@ fn dispatch(
         msgs.push(Msg::Created { revision });
     }
     if !resp.events().is_empty() {
-        msgs.push(Msg::Events(resp.events().iter().map(convert).collect()));
+        msgs.push(Msg::Events(resp.events().iter().map(crate::watch::event::convert).collect()));
     }
     if resp.canceled() {
         let err = if resp.compact_revision() > 0 {
@@ -343,15 +322,4 @@ fn dispatch(
 /// Whether etcd refused a watch for its auth token or the user's permissions.
 fn refused_for_auth(reason: &str) -> bool {
     matches!(etcd_says(reason), Some(Says::Auth | Says::StaleToken))
-}
-
-fn convert(e: &etcd_client::Event) -> WatchEvent {
-    WatchEvent {
-        event_type: match e.event_type() {
-            etcd_client::EventType::Put => EventType::Put,
-            etcd_client::EventType::Delete => EventType::Delete,
-        },
-        kv: e.kv().map(KeyValue::from).unwrap_or_default(),
-        prev_kv: e.prev_kv().map(KeyValue::from),
-    }
 }
