@@ -461,6 +461,21 @@ class Cluster:
 
     # -- queries -----------------------------------------------------------
 
+    def enable_auth_with_app_user(self, app_password: str, prefix: str = "app/") -> "Cluster":
+        """Enables auth (with etcdctl): user `root` (password `rootpw`) with the root role, and
+        user `app` whose role grants readwrite on `prefix` only, as operators hand out access."""
+        for args in (
+            ("user", "add", "root:rootpw"),
+            ("user", "grant-role", "root", "root"),
+            ("role", "add", "app"),
+            ("role", "grant-permission", "app", "--prefix=true", "readwrite", prefix),
+            ("user", "add", f"app:{app_password}"),
+            ("user", "grant-role", "app", "app"),
+            ("auth", "enable"),
+        ):
+            self.etcdctl(*args)
+        return self
+
     def etcdctl(self, *args: str, check: bool = True, timeout: float = 30) -> str:
         """Run `etcdctl --endpoints=<live endpoints> ARGS` (API v3) and return
         its stdout.  With check, a non-zero exit raises CalledProcessError

@@ -21,33 +21,18 @@ APP_PASSWORD = "apppw-refresh"
 WRONG_PASSWORD = "nope-refresh"
 
 
-def _with_app_user(c: Cluster) -> Cluster:
-    """Enables auth on `c` (with etcdctl): root, and a user `app` granted readwrite on `app/` only."""
-    for args in (
-        ("user", "add", "root:rootpw"),
-        ("user", "grant-role", "root", "root"),
-        ("role", "add", "app"),
-        ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
-        ("user", "add", f"app:{APP_PASSWORD}"),
-        ("user", "grant-role", "app", "app"),
-        ("auth", "enable"),
-    ):
-        c.etcdctl("--user", "root:rootpw", *args)
-    return c
-
-
 @pytest.fixture(scope="module")
 def ttl_etcd():
-    """A member with auth enabled and 2 s tokens, root and `app` (see _with_app_user)."""
+    """A member with auth enabled and 2 s tokens, root and `app` (see Cluster.enable_auth_with_app_user)."""
     with Cluster(1, extra_args=["--auth-token-ttl", "2"]) as c:
-        yield _with_app_user(c)
+        yield c.enable_auth_with_app_user(APP_PASSWORD)
 
 
 @pytest.fixture(scope="module")
 def auth_etcd():
     """A member with auth enabled and etcd's default token lifetime (5 min), root and `app`."""
     with Cluster(1) as c:
-        yield _with_app_user(c)
+        yield c.enable_auth_with_app_user(APP_PASSWORD)
 
 
 def _app(c: Cluster, password: str = APP_PASSWORD) -> etcdlock.Client:

@@ -285,16 +285,7 @@ def auth_tls_etcd(certs):
     """A member serving TLS with auth enabled: root, and a user `app` granted readwrite on
     `app/` only (set up with etcdctl over the member's plain endpoint)."""
     with TlsCluster(str(certs / "server.pem"), str(certs / "server.key")) as c:
-        for args in (
-            ("user", "add", "root:rootpw"),
-            ("user", "grant-role", "root", "root"),
-            ("role", "add", "app"),
-            ("role", "grant-permission", "app", "--prefix=true", "readwrite", "app/"),
-            ("user", "add", f"app:{APP_PASSWORD}"),
-            ("user", "grant-role", "app", "app"),
-            ("auth", "enable"),
-        ):
-            c.etcdctl(*args)
+        c.enable_auth_with_app_user(APP_PASSWORD)
         yield c
 
 
