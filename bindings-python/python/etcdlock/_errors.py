@@ -14,8 +14,8 @@ class LockTimeout(Error, TimeoutError):
 
 
 class Timeout(Error, TimeoutError):
-    """A request's deadline (``request_timeout``) passed before etcd answered: the request may
-    or may not have been applied."""
+    """A request's deadline (the client's ``timeout``) passed before etcd answered: the request
+    may or may not have been applied."""
 
 
 class LockLost(Error):
