@@ -309,7 +309,7 @@ async fn holder_learns_of_a_deleted_key_without_asking_for_the_lost_signal() {
     client.close().await;
 }
 
-// covers: LOCK-LOST-002
+// covers: LOCK-LOST-003
 #[tokio::test]
 async fn holder_learns_of_a_deleted_key_even_when_its_watch_start_was_compacted() {
     // The monitor watches the key from token + 1. With that revision compacted away (etcd

@@ -3,7 +3,9 @@
 
 A test names a scenario by writing its ID anywhere in a test file (a `covers: ID` comment, or
 the ID in the test's name). IDs that are not in the catalogue are errors too, so that a typo
-cannot pass for coverage.
+cannot pass for coverage, and so is an ID that names two rows. A test marked to be skipped
+(pytest's skip marks, node:test's `skip`, Rust's `#[ignore]`) within a few lines of the ID does
+not count as covering it.
 """
 import pathlib
 import re
@@ -20,6 +22,11 @@ TARGETS = {
 ID = re.compile(r"\b([A-Z]+(?:-[A-Z]+)*-\d{3})\b")
 
 
+# Marks that skip a test, looked for from an ID to the test it names.
+SKIP = re.compile(r"pytest\.mark\.skip|pytest\.skip\(|\bskip:\s*(?!false\b)|\.skip\(|#\[ignore")
+SKIP_WINDOW = 6  # lines
+
+
 def catalogue():
     rows = {}
     for line in CATALOGUE.read_text().splitlines():
@@ -29,6 +36,8 @@ def catalogue():
             unknown = applies - TARGETS.keys()
             if unknown:
                 sys.exit(f"{cells[0]}: unknown target(s) {sorted(unknown)}")
+            if cells[0] in rows:
+                sys.exit(f"{cells[0]} names two rows of {CATALOGUE.name}: give one a new ID")
             rows[cells[0]] = applies
     return rows
 
@@ -40,8 +49,12 @@ def named_ids(target):
         for f in sorted(folder.rglob(pattern)) if folder.exists() else []:
             if "node_modules" in f.parts:
                 continue
-            for m in ID.finditer(f.read_text(errors="replace")):
-                found.setdefault(m.group(1), f.relative_to(ROOT))
+            lines = f.read_text(errors="replace").splitlines()
+            for n, line in enumerate(lines):
+                for m in ID.finditer(line):
+                    if SKIP.search("\n".join(lines[n : n + SKIP_WINDOW])):
+                        continue
+                    found.setdefault(m.group(1), f.relative_to(ROOT))
     return found
 
 
