@@ -4,7 +4,9 @@
  * this file) leaves no key (LOCK-GHOST-002); a member that closes connections while the
  * library writes to them does not kill the process with SIGPIPE; a watch whose stream is reset
  * before etcd confirmed it (the HTTP/2 proxy of bindings-python/tests/netfakes.py, run as a
- * child process) returns only once confirmed and misses nothing (WATCH-CREATED-001).
+ * child process) returns only once confirmed and misses nothing (WATCH-CREATED-001); through
+ * the same proxy, a request past its deadline fails ETCDLOCK_E_TIMEOUT and an acquire past its
+ * own timeout ETCDLOCK_E_LOCK_TIMEOUT (ERR-TIMEOUT-001).
  * Scenario IDs of tests/conformance/scenarios.md are named in `covers:` comments. */
 #include "check.h"
 #include <arpa/inet.h>
@@ -478,6 +480,49 @@ out:
     hold_proxy_stop(&p);
 }
 
+/* covers: ERR-TIMEOUT-001
+ * Two timeouts, two statuses: a read whose answer never comes (the proxy holds its body, so
+ * etcd has it open and never answers) fails ETCDLOCK_E_TIMEOUT once the client's
+ * request_timeout_ms passes; an acquire whose own timeout passes fails ETCDLOCK_E_LOCK_TIMEOUT
+ * (both were ETCDLOCK_E_TIMEOUT before the core told them apart, 9c7cb51^). */
+static void test_a_request_deadline_is_timeout_and_a_lock_wait_lock_timeout(void) {
+    struct hold_proxy p = {0};
+    char name[140], key[160], cmd[200], answer[64];
+    unique(name, sizeof name, "timeouts");
+    snprintf(key, sizeof key, "%s-never", name);
+    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
+    etcdlock_client *c = NULL, *direct = connect_client();
+    etcdlock_lock *held = NULL, *l = NULL;
+    etcdlock_client_options o;
+    etcdlock_client_options_init(&o);
+    o.request_timeout_ms = 500;
+    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
+    if (!c || !direct) goto out;
+    CHECK_RC(etcdlock_lock_acquire(direct, name, 10, 5000, NULL, &held), ETCDLOCK_OK);
+
+    /* The acquire's own timeout. */
+    CHECK_RC(etcdlock_lock_acquire(c, name, 10, 300, NULL, &l), ETCDLOCK_E_LOCK_TIMEOUT);
+    CHECK(l == NULL);
+
+    /* A request whose answer never comes. */
+    snprintf(cmd, sizeof cmd, "hold %s", key);
+    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
+    etcdlock_buf *b = NULL;
+    double t0 = now_ms();
+    CHECK_RC(etcdlock_get(c, K(key), &b), ETCDLOCK_E_TIMEOUT);
+    double took = now_ms() - t0;
+    CHECK(took >= 400 && took < 5000);
+    CHECK(b == NULL);
+    CHECK(hold_proxy_cmd(&p, "wait-holding 0", answer, sizeof answer) == 0 && strcmp(answer, "yes") == 0);
+    CHECK(strcmp(etcdlock_status_str(ETCDLOCK_E_LOCK_TIMEOUT), "ETCDLOCK_E_LOCK_TIMEOUT") == 0);
+    if (held) CHECK_RC(etcdlock_lock_release(held), ETCDLOCK_OK);
+out:
+    etcdlock_lock_free(held);
+    etcdlock_client_free(c);
+    etcdlock_client_free(direct);
+    hold_proxy_stop(&p);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     RUN(test_a_silent_first_endpoint);
@@ -485,5 +530,6 @@ int main(void) {
     RUN(test_cancel_with_the_enqueue_delayed_leaves_no_key);
     RUN(test_a_member_that_closes_connections_raises_no_sigpipe);
     RUN(test_a_watch_whose_stream_is_reset_before_etcd_confirms_it);
+    RUN(test_a_request_deadline_is_timeout_and_a_lock_wait_lock_timeout);
     return summary("test_conn");
 }
