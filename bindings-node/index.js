@@ -733,7 +733,9 @@ class Client {
       if (signal) signal.removeEventListener('abort', onAbort);
     }
     if (signal && signal.aborted) {
-      // Acquired just as the signal fired: honour the abort, leaving nothing behind.
+      // The core fails an acquire that succeeds after its token was cancelled (and releases
+      // it); this covers what Node adds: the signal fired while the result was on its way to
+      // the event loop, after the core had returned. Honour it, leaving nothing behind.
       await lock.release().catch(() => {});
       throw abortError(signal);
     }

@@ -523,6 +523,68 @@ out:
     hold_proxy_stop(&p);
 }
 
+struct cancel_call {
+    etcdlock_client *client;
+    const char *name;
+    etcdlock_cancel *cancel;
+    etcdlock_lock *l;
+    atomic_int rc; /* -1 until etcdlock_lock_acquire returned */
+};
+
+static void *cancel_call_thread(void *arg) {
+    struct cancel_call *a = arg;
+    etcdlock_lock *l = NULL;
+    int rc = etcdlock_lock_acquire(a->client, a->name, 10, ETCDLOCK_WAIT_FOREVER, a->cancel, &l);
+    a->l = l;
+    atomic_store(&a->rc, rc);
+    return NULL;
+}
+
+/* covers: LOCK-CANCEL-002
+ * An acquire that succeeds after its caller cancelled is released and reported as cancelled:
+ * the proxy holds the enqueue's body (the lock is free, so its answer makes the caller the
+ * holder), the token is triggered meanwhile, then the body goes on. The call fails
+ * ETCDLOCK_E_CANCELLED and the lock is free when it returns. (Before the rule moved into the
+ * core, the C API returned the lock: ETCDLOCK_OK.) */
+static void test_an_acquire_that_succeeds_after_cancel_is_released(void) {
+    struct hold_proxy p = {0};
+    char name[140], cmd[200], answer[64];
+    unique(name, sizeof name, "cancel-won");
+    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
+    etcdlock_client *c = NULL, *direct = connect_client();
+    etcdlock_cancel *cancel = etcdlock_cancel_new();
+    etcdlock_client_options o;
+    etcdlock_client_options_init(&o);
+    o.request_timeout_ms = 5000;
+    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
+    if (!c || !direct || !cancel) goto out;
+
+    snprintf(cmd, sizeof cmd, "hold %s/", name);
+    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
+    struct cancel_call call = {c, name, cancel, NULL, -1};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, cancel_call_thread, &call) == 0);
+    CHECK(hold_proxy_cmd(&p, "wait-holding 5", answer, sizeof answer) == 0 && strcmp(answer, "yes") == 0);
+    etcdlock_cancel_trigger(cancel);
+    sleep_ms(100);
+    CHECK(atomic_load(&call.rc) == -1); /* the enqueue in flight is waited for */
+    CHECK(hold_proxy_cmd(&p, "release", answer, sizeof answer) == 0 && atoi(answer) > 0);
+    pthread_join(t, NULL); /* bounded: the request timeout is 5 s */
+    CHECK_RC(atomic_load(&call.rc), ETCDLOCK_E_CANCELLED);
+    CHECK(call.l == NULL);
+    if (call.l) etcdlock_lock_free(call.l);
+    /* Free at once: a try-once acquire finds no key in the queue. */
+    etcdlock_lock *l = NULL;
+    CHECK_RC(etcdlock_lock_acquire(direct, name, 10, 0, NULL, &l), ETCDLOCK_OK);
+    if (l) CHECK_RC(etcdlock_lock_release(l), ETCDLOCK_OK);
+    etcdlock_lock_free(l);
+out:
+    etcdlock_cancel_free(cancel);
+    etcdlock_client_free(c);
+    etcdlock_client_free(direct);
+    hold_proxy_stop(&p);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     RUN(test_a_silent_first_endpoint);
@@ -531,5 +593,6 @@ int main(void) {
     RUN(test_a_member_that_closes_connections_raises_no_sigpipe);
     RUN(test_a_watch_whose_stream_is_reset_before_etcd_confirms_it);
     RUN(test_a_request_deadline_is_timeout_and_a_lock_wait_lock_timeout);
+    RUN(test_an_acquire_that_succeeds_after_cancel_is_released);
     return summary("test_conn");
 }

@@ -107,11 +107,9 @@ impl NativeLock {
             async move {
                 let mutex = shared.mutex().await?;
                 let opts = LockOptions { timeout, cancel: Some(cancel.clone()) };
+                // The core releases an acquisition that succeeds after `cancel` fired and fails
+                // it as Cancelled; one cancelled after this returns is reverted by `undo`.
                 match mutex.lock_with(opts).await {
-                    Ok(guard) if cancel.is_cancelled() => {
-                        let _ = guard.release().await;
-                        Err(Error::new(ErrorKind::Cancelled, "lock acquisition cancelled"))
-                    }
                     Ok(guard) => {
                         let guard = Arc::new(guard);
                         *made.lock().unwrap() = Some(guard.clone());

@@ -141,3 +141,37 @@ async fn a_request_past_its_deadline_is_timeout_and_a_lock_wait_past_its_own_is_
     client.close().await;
     other.close().await;
 }
+
+// covers: LOCK-CANCEL-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_that_succeeds_after_its_cancel_is_released_and_cancelled() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    use etcdlock::{CancellationToken, ErrorKind, LockOptions};
+    let proxy = Proxy::start(shared().members[0].client_port);
+    let client = etcdlock::Client::connect(&[proxy.endpoint()], Default::default()).await.unwrap();
+    let name = prefix("cancel-won") + "lock";
+    let m = client.mutex(name.clone(), 10).unwrap();
+    // A first cycle leaves the client's lease for TTL 10 in place: the next acquire's first
+    // request is its enqueue.
+    m.lock().await.unwrap().release().await.unwrap();
+
+    // The enqueue reaches etcd (the lock is free: it makes us the holder) but its answer is
+    // held; the caller cancels meanwhile; then the answer comes.
+    proxy.set(Mode::HoldReplies);
+    let cancel = CancellationToken::new();
+    let acquire = tokio::spawn({
+        let (m, cancel) = (client.mutex(name.clone(), 10).unwrap(), cancel.clone());
+        async move { m.lock_with(LockOptions { timeout: None, cancel: Some(cancel) }).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await.len(), 1, "the enqueue landed");
+    cancel.cancel();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!acquire.is_finished(), "the enqueue in flight is waited for");
+    proxy.set(Mode::Pass);
+    let e = acquire.await.unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+    // Released before the call returned: nobody holds it.
+    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await, Vec::<String>::new());
+    client.close().await;
+}

@@ -40,6 +40,8 @@ pub struct LockOptions {
     /// is free and nobody waits); otherwise fails with `LockTimeout` when it passes.
     pub timeout: Option<Duration>,
     /// Cancels the wait (fails with `Cancelled`); the queue key is gone when the call returns.
+    /// An acquire that succeeds after the token was cancelled releases the lock and fails with
+    /// `Cancelled` too.
     pub cancel: Option<CancellationToken>,
 }
 
@@ -174,12 +176,21 @@ impl Mutex {
                 attempt => attempt.into(),
             }
         };
-        // A request cut short by the caller's timeout (not by `request_timeout`) is the lock's.
         let acquired: Result<LockGuard> = acquired.await;
-        acquired.map_err(|e| match deadline {
-            Some(d) if e.kind() == ErrorKind::Timeout && Instant::now() >= d => self.timed_out(),
-            _ => e,
-        })
+        match acquired {
+            // The caller gave up before the lock was ours (e.g. while the enqueue was in flight,
+            // which is never abandoned): it will not use the lock, so nobody must hold it.
+            Ok(guard) if cancel.is_some_and(CancellationToken::is_cancelled) => {
+                let _ = guard.release().await;
+                Err(cancelled())
+            }
+            Ok(guard) => Ok(guard),
+            // A request cut short by the caller's timeout (not by `request_timeout`) is the lock's.
+            Err(e) => Err(match deadline {
+                Some(d) if e.kind() == ErrorKind::Timeout && Instant::now() >= d => self.timed_out(),
+                _ => e,
+            }),
+        }
     }
 
     fn timed_out(&self) -> Error {
