@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the C library: libetcdlock.so.VERSION (SONAME libetcdlock.so.MAJOR, stripped) with its
-# libetcdlock.so.MAJOR and libetcdlock.so links, libetcdlock.a, include/etcdlock.h,
+# libetcdlock.so.MAJOR and libetcdlock.so links, libetcdlock.a, include/etcdlock.h and the C++
+# RAII wrapper include/etcdlock.hpp,
 # pkg-config files (etcdlock.pc: shared; etcdlock-static.pc: the archive, with
 # `pkg-config --static`), a CMake package (find_package(etcdlock CONFIG) -> etcdlock::etcdlock,
 # etcdlock::etcdlock_static) and the LICENSE.
@@ -56,7 +57,7 @@ esac
 # Every path an install creates, relative to DESTDIR (uninstall removes these and nothing else).
 files=(
     "$libdir/$so_real" "$libdir/$so_major" "$libdir/$so" "$libdir/libetcdlock.a"
-    "$includedir/etcdlock.h"
+    "$includedir/etcdlock.h" "$includedir/etcdlock.hpp"
     "$libdir/pkgconfig/etcdlock.pc" "$libdir/pkgconfig/etcdlock-static.pc"
     "$libdir/cmake/etcdlock/etcdlockConfig.cmake" "$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
     "$prefix/share/licenses/etcdlock/LICENSE"
@@ -112,6 +113,7 @@ ln -sfn "$so_real" "$D$libdir/$so_major"
 ln -sfn "$so_major" "$D$libdir/$so"
 install -m 0644 "$tmp/libetcdlock.a" "$D$libdir/libetcdlock.a"
 install -m 0644 "$root/include/etcdlock.h" "$D$includedir/etcdlock.h"
+install -m 0644 "$root/include/etcdlock.hpp" "$D$includedir/etcdlock.hpp"
 install -m 0644 "$root/LICENSE" "$D$prefix/share/licenses/etcdlock/LICENSE"
 
 subst() { # subst TEMPLATE OUT

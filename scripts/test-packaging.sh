@@ -8,7 +8,8 @@
 #     loader's error for a platform without a prebuilt addon (compilers stubbed too);
 #   - the C library (bindings-c/install.sh --no-build) into a fresh prefix: examples/basic.c
 #     built by a CMake project (find_package(etcdlock CONFIG)) and by plain cc with pkg-config,
-#     each shared (no rpath) and static; DESTDIR staging and --uninstall;
+#     each shared (no rpath) and static, and examples/basic.cpp (the C++ RAII wrapper
+#     include/etcdlock.hpp) both ways, shared; DESTDIR staging and --uninstall;
 #   - the sdist, unpacked in an empty directory and built into a wheel by pip (cargo allowed
 #     here, protoc not), which then passes the same venv test.
 # Prints "ok - ..." / "FAIL - ..." lines and exits non-zero if any check failed. Every command
@@ -195,11 +196,11 @@ rm -f "$tmp/calls.log"
 check "install.sh with DESTDIR (no toolchain)" \
     no_toolchain env DESTDIR="$stage" bash bindings-c/install.sh --no-build --prefix /opt/etcdlock
 lib="$stage/opt/etcdlock/lib"
-check "libetcdlock.so.$version, .so.$major and .so links, .a, header, .pc, CMake package, LICENSE" bash -c "
+check "libetcdlock.so.$version, .so.$major and .so links, .a, headers, .pc, CMake package, LICENSE" bash -c "
     [ -f '$lib/libetcdlock.so.$version' ] && [ ! -L '$lib/libetcdlock.so.$version' ] \
     && [ \"\$(readlink '$lib/libetcdlock.so.$major')\" = libetcdlock.so.$version ] \
     && [ \"\$(readlink '$lib/libetcdlock.so')\" = libetcdlock.so.$major ] \
-    && [ -f '$lib/libetcdlock.a' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.h' ] \
+    && [ -f '$lib/libetcdlock.a' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.h' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.hpp' ] \
     && [ -f '$lib/pkgconfig/etcdlock.pc' ] && [ -f '$lib/pkgconfig/etcdlock-static.pc' ] \
     && [ -f '$lib/cmake/etcdlock/etcdlockConfig.cmake' ] && [ -f '$lib/cmake/etcdlock/etcdlockConfigVersion.cmake' ] \
     && [ -f '$stage/opt/etcdlock/share/licenses/etcdlock/LICENSE' ]"
@@ -214,6 +215,7 @@ prefix="$tmp/c-prefix"
 check "install.sh into a fresh prefix (no toolchain)" no_toolchain bash bindings-c/install.sh --no-build --prefix "$prefix"
 calls_clean "C install: nothing called cargo, rustc or protoc"
 example="$root/bindings-c/examples/basic.c"
+example_cpp="$root/bindings-c/examples/basic.cpp"
 run_c() { # run_c NAME BINARY [ENV...]: runs it, expects "done"
     local name="$1" bin="$2"
     shift 2
@@ -229,17 +231,22 @@ run_c "cc + pkg-config shared (LD_LIBRARY_PATH)" "$tmp/basic-shared" LD_LIBRARY_
 no_rpath "cc + pkg-config shared" "$tmp/basic-shared"
 check "shared build needs libetcdlock.so.$major" bash -c "readelf -d '$tmp/basic-shared' | grep -q 'NEEDED.*\[libetcdlock.so.$major\]'"
 # shellcheck disable=SC2046
+check "c++ + pkg-config: the C++ wrapper example (etcdlock.hpp), shared" \
+    c++ -std=c++11 -Wall -Wextra -Werror -pedantic "$example_cpp" $(pkg-config --cflags --libs etcdlock) -o "$tmp/basic-cpp"
+run_c "c++ + pkg-config etcdlock.hpp example" "$tmp/basic-cpp" LD_LIBRARY_PATH="$prefix/lib"
+# shellcheck disable=SC2046
 check "cc + pkg-config --static: static build" cc -std=c11 -Wall -Werror "$example" $(pkg-config --static --cflags --libs etcdlock-static) -o "$tmp/basic-static"
 run_c "cc + pkg-config --static" "$tmp/basic-static"
 no_rpath "cc + pkg-config --static" "$tmp/basic-static"
 check "static build needs no libetcdlock.so" bash -c "! readelf -d '$tmp/basic-static' | grep -q 'NEEDED.*libetcdlock'"
 cm="$tmp/cmake-build"
 check "CMake: configure (find_package(etcdlock 0.1 CONFIG))" \
-    cmake -S tests/packaging/cmake -B "$cm" -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLE_C="$example" -DCMAKE_BUILD_TYPE=Release
-check "CMake: build etcdlock::etcdlock and etcdlock::etcdlock_static consumers" timeout 600 cmake --build "$cm" -j2
+    cmake -S tests/packaging/cmake -B "$cm" -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLE_C="$example" -DEXAMPLE_CPP="$example_cpp" -DCMAKE_BUILD_TYPE=Release
+check "CMake: build etcdlock::etcdlock (C, C++) and etcdlock::etcdlock_static consumers" timeout 600 cmake --build "$cm" -j2
 # (CMake gives build-tree executables a RUNPATH to the imported library's directory itself.)
 run_c "CMake etcdlock::etcdlock (shared)" "$cm/basic_shared"
 run_c "CMake etcdlock::etcdlock_static" "$cm/basic_static"
+run_c "CMake etcdlock::etcdlock, C++ (etcdlock.hpp)" "$cm/basic_cpp"
 check "CMake: find_package(etcdlock 9.0) is refused (version file)" bash -c "
     mkdir -p '$tmp/cm9' && printf 'cmake_minimum_required(VERSION 3.16)\nproject(x C)\nfind_package(etcdlock 9.0 CONFIG REQUIRED)\n' > '$tmp/cm9/CMakeLists.txt' \
     && ! cmake -S '$tmp/cm9' -B '$tmp/cm9/b' -DCMAKE_PREFIX_PATH='$prefix' >/dev/null 2>&1"

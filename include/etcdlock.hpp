@@ -1,0 +1,152 @@
+/*
+ * etcdlock.hpp: a header-only C++11 RAII wrapper over the C API in etcdlock.h (hand-written,
+ * not generated). Handles are move-only and freed by their destructors: a lock still held is
+ * released, a lease still alive is revoked (etcdlock_lock_free / etcdlock_lease_free). Failures
+ * throw etcdlock::error with the status code and the library's message.
+ *
+ *   etcdlock::client client("http://127.0.0.1:2379");
+ *   {
+ *       etcdlock::lock lock = client.lock("jobs/nightly", 10, 5000);  // TTL 10 s, wait <= 5 s
+ *       client.put("jobs/state", "running", &lock);                  // fenced write
+ *   }                                                                // released here
+ *
+ * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
+ */
+#ifndef ETCDLOCK_HPP
+#define ETCDLOCK_HPP
+
+#include <etcdlock.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace etcdlock {
+
+/** A failed call: `code()` is the ETCDLOCK_E_* status, `what()` its name and message. */
+class error : public std::runtime_error {
+public:
+    error(int code, const std::string &what) : std::runtime_error(what), code_(code) {}
+    int code() const noexcept { return code_; }
+
+private:
+    int code_;
+};
+
+namespace detail {
+inline void check(int rc, const char *call) {
+    if (rc == ETCDLOCK_OK) return;
+    std::string msg(etcdlock_last_error(nullptr, 0) + 1, '\0');
+    size_t n = etcdlock_last_error(&msg[0], msg.size());
+    msg.resize(n < msg.size() ? n : msg.size() - 1);
+    throw error(rc, std::string(call) + ": " + etcdlock_status_str(rc) + " (" + msg + ")");
+}
+inline const uint8_t *bytes(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
+struct client_free { void operator()(etcdlock_client *p) const noexcept { etcdlock_client_free(p); } };
+struct lock_free { void operator()(etcdlock_lock *p) const noexcept { etcdlock_lock_free(p); } };
+struct lease_free { void operator()(etcdlock_lease *p) const noexcept { etcdlock_lease_free(p); } };
+} // namespace detail
+
+/** A held (or once held) lock; the destructor releases it if it is still held. */
+class lock {
+public:
+    /** The fencing token: the lock key's create revision, larger for every later holder. */
+    int64_t fencing_token() const noexcept { return etcdlock_lock_fencing_token(p_.get()); }
+    /** Conservative: false from the moment the lock may have been lost. */
+    bool is_held() const noexcept { return etcdlock_lock_is_held(p_.get()); }
+    /** This holder's queue key in etcd. */
+    std::string key() const {
+        size_t len = 0;
+        const uint8_t *k = etcdlock_lock_key(p_.get(), &len);
+        return k ? std::string(reinterpret_cast<const char *>(k), len) : std::string();
+    }
+    /** Releases now (fenced); throws (ETCDLOCK_E_NOT_HELD) if it was already released or lost. */
+    void release() { detail::check(etcdlock_lock_release(p_.get()), "etcdlock_lock_release"); }
+    /** The C handle, for calls this wrapper does not cover (e.g. etcdlock_lock_on_lost). */
+    etcdlock_lock *get() const noexcept { return p_.get(); }
+
+private:
+    friend class client;
+    explicit lock(etcdlock_lock *p) : p_(p) {}
+    std::unique_ptr<etcdlock_lock, detail::lock_free> p_;
+};
+
+/** A lease kept alive in the background; the destructor revokes it. */
+class lease {
+public:
+    int64_t id() const noexcept { return etcdlock_lease_id(p_.get()); }
+    int64_t ttl() const noexcept { return etcdlock_lease_ttl(p_.get()); }
+    bool is_alive() const noexcept { return etcdlock_lease_is_alive(p_.get()); }
+    /** Revokes now, deleting every key attached to it. Idempotent. */
+    void revoke() { detail::check(etcdlock_lease_revoke(p_.get()), "etcdlock_lease_revoke"); }
+    etcdlock_lease *get() const noexcept { return p_.get(); }
+
+private:
+    friend class client;
+    explicit lease(etcdlock_lease *p) : p_(p) {}
+    std::unique_ptr<etcdlock_lease, detail::lease_free> p_;
+};
+
+/** A connection to etcd; may be used by any number of threads at once. */
+class client {
+public:
+    /** `endpoints`: comma-separated URLs; `opts` NULL for the defaults. */
+    explicit client(const std::string &endpoints, const etcdlock_client_options *opts = nullptr) {
+        etcdlock_client *c = nullptr;
+        detail::check(etcdlock_client_new(endpoints.c_str(), opts, &c), "etcdlock_client_new");
+        p_.reset(c);
+    }
+
+    /** Waits at most `timeout_ms` (ETCDLOCK_WAIT_FOREVER: no limit) for the lock `name`. */
+    etcdlock::lock lock(const std::string &name, int64_t ttl_s, int64_t timeout_ms,
+                        const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_lock_acquire(p_.get(), name.c_str(), ttl_s, timeout_ms, cancel, &l),
+                      "etcdlock_lock_acquire");
+        return etcdlock::lock(l);
+    }
+
+    etcdlock::lease grant_lease(int64_t ttl_s) {
+        etcdlock_lease *l = nullptr;
+        detail::check(etcdlock_lease_grant(p_.get(), ttl_s, &l), "etcdlock_lease_grant");
+        return etcdlock::lease(l);
+    }
+
+    /** With `if_held`, written only while that lock is held (ETCDLOCK_E_NOT_HELD otherwise). */
+    void put(const std::string &key, const std::string &value, const etcdlock::lock *if_held = nullptr) {
+        detail::check(etcdlock_put(p_.get(), detail::bytes(key), key.size(), detail::bytes(value), value.size(),
+                                   if_held ? if_held->get() : nullptr),
+                      "etcdlock_put");
+    }
+
+    /** Attached to `lease`: deleted when it ends. */
+    void put(const std::string &key, const std::string &value, const etcdlock::lease &lease) {
+        detail::check(etcdlock_put_with_lease(p_.get(), detail::bytes(key), key.size(), detail::bytes(value),
+                                              value.size(), lease.get()),
+                      "etcdlock_put_with_lease");
+    }
+
+    /** False when the key does not exist (then `*value` is left alone). */
+    bool get(const std::string &key, std::string *value) {
+        etcdlock_buf *b = nullptr;
+        detail::check(etcdlock_get(p_.get(), detail::bytes(key), key.size(), &b), "etcdlock_get");
+        if (!b) return false;
+        if (value) value->assign(reinterpret_cast<const char *>(etcdlock_buf_data(b)), etcdlock_buf_len(b));
+        etcdlock_buf_free(b);
+        return true;
+    }
+
+    void del(const std::string &key) {
+        detail::check(etcdlock_delete(p_.get(), detail::bytes(key), key.size()), "etcdlock_delete");
+    }
+
+    etcdlock_client *get() const noexcept { return p_.get(); }
+
+private:
+    std::unique_ptr<etcdlock_client, detail::client_free> p_;
+};
+
+} // namespace etcdlock
+
+#endif /* ETCDLOCK_HPP */
