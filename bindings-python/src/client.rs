@@ -229,21 +229,24 @@ impl NativeClient {
         })
     }
 
-    /// Grants a lease kept alive in the background.
-    fn lease(&self, ttl: i64) -> Op {
+    /// Grants a lease kept alive in the background. The TTL is checked at once (ValueError).
+    fn lease(&self, ttl: i64) -> PyResult<Op> {
+        etcdlock::check_ttl(ttl).py()?;
         let inner = self.inner.clone();
-        Op::new(async move {
+        Ok(Op::new(async move {
             let client = inner.get().await?;
             let lease = client.lease(ttl).await?;
             let native = NativeLease::new(inner, lease);
             Ok(Box::new(move |py: Python<'_>| Ok(Py::new(py, native)?.into_any())) as crate::op::Convert)
-        })
+        }))
     }
 
-    /// A lock handle; sends nothing.
+    /// A lock handle; sends nothing. Name and TTL are checked at once (ValueError), connected
+    /// or not, by the core's checks.
     fn lock(&self, name: &[u8], ttl: i64) -> PyResult<NativeLock> {
         self.inner.check().py()?;
-        // When connected, the core checks name and TTL right here; otherwise on first use.
+        etcdlock::check_lock_name(name).py()?;
+        etcdlock::check_ttl(ttl).py()?;
         let mutex = self.inner.connected().map(|c| c.mutex(name.to_vec(), ttl)).transpose().py()?;
         Ok(NativeLock::new(self.inner.clone(), name.to_vec(), ttl, mutex))
     }

@@ -218,11 +218,14 @@ class _Grant:
     """``await client.lease(ttl)`` or ``async with client.lease(ttl) as lease``."""
 
     def __init__(self, client: "_native.Client", ttl: int) -> None:
+        # The op is made now: the core checks the TTL at once (ValueError), not at await.
+        self._op: Optional["_native.Op"] = client.lease(ttl)
         self._client, self._ttl = client, ttl
         self._lease: Optional[AsyncLease] = None
 
     async def _grant(self) -> AsyncLease:
-        return AsyncLease(await _run(self._client.lease(self._ttl)))
+        op, self._op = self._op or self._client.lease(self._ttl), None
+        return AsyncLease(await _run(op))
 
     def __await__(self) -> Generator[Any, None, AsyncLease]:
         return self._grant().__await__()

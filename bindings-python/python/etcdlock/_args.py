@@ -1,5 +1,8 @@
-"""Argument checks shared by the sync and async APIs: wrong types raise ``TypeError`` and bad
-values ``ValueError``, before anything is sent. (The core checks values again.)"""
+"""Argument checks shared by the sync and async APIs: wrong types raise ``TypeError`` (Python's
+job), before anything is sent. Values the core checks (a TTL's range, a lock name's form, an
+empty key) are left to it: its ``InvalidArgument`` arrives as ``ValueError``, also before
+anything is sent. What stays here are values only Python has: ints too big for 64 bits, NaN
+or -1 timeouts in ``threading.Lock`` style, and the shape of arguments."""
 
 import math
 import operator
@@ -8,8 +11,7 @@ from typing import List, Optional, Sequence, Union
 
 BytesLike = Union[str, bytes, bytearray, memoryview]
 
-#: etcd's largest lease TTL, in seconds.
-MAX_TTL = 9_000_000_000
+_I64 = 1 << 63
 
 
 def to_bytes(value: object, what: str, allow_empty: bool = False) -> bytes:
@@ -26,14 +28,14 @@ def to_bytes(value: object, what: str, allow_empty: bool = False) -> bytes:
 
 
 def ttl(value: object) -> int:
-    """A positive whole number of seconds (``bool`` and ``float`` are refused)."""
+    """A whole number of seconds (``bool`` and ``float`` are refused); the core checks its
+    range."""
     if isinstance(value, bool) or not _is_int(value):
         raise TypeError(f"ttl must be an int number of seconds, not {type(value).__name__}")
     n = operator.index(value)  # type: ignore[arg-type]
-    if n <= 0:
-        raise ValueError(f"ttl must be positive, got {n}")
-    if n > MAX_TTL:
-        raise ValueError(f"ttl must be at most {MAX_TTL} seconds, got {n}")
+    if not -_I64 <= n < _I64:
+        # Python's ints are unbounded; the core's TTL is 64 bits (and at most etcd's limit).
+        raise ValueError(f"ttl must be a positive number of seconds within etcd's limit, got {n}")
     return n
 
 
