@@ -16,6 +16,7 @@ impl Inner {
         if self.token.load(Ordering::Acquire) == generation {
             self.etcd.refresh_token().await?;
             self.token.fetch_add(1, Ordering::AcqRel);
+            tracing::debug!(target: "etcdlock", "auth token refreshed (expired, or made old by a change of users or roles)");
         }
         Ok(())
     }

@@ -141,8 +141,8 @@ impl Client {
         let closed = CancellationToken::new();
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(Paths::new(streams.clone(), eps.clone(), stream_opts.clone()), closed.clone()),
-                hub: Hub::new(Paths::new(streams, eps, stream_opts), closed.clone()),
+                keeper: Keeper::new(Paths::new("keepalive", streams.clone(), eps.clone(), stream_opts.clone()), closed.clone()),
+                hub: Hub::new(Paths::new("watch", streams, eps, stream_opts), closed.clone()),
                 rpc: Rpc { kv: crate::transport::kv_pool::KvPool::new(unary.kv_client()), lease: unary.lease_client() },
                 extension: Extension::default(),
                 token: Default::default(),

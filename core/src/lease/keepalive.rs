@@ -186,6 +186,13 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
     }
 }
 
+/// The server no longer knows the lease.
+fn expired(state: &LeaseState) {
+    state.lost.set_and(LostReason::Expired, || {
+        tracing::warn!(target: "etcdlock", lease = format_args!("{:x}", state.id), "lease expired on the server: what it kept is gone");
+    });
+}
+
 /// Credits a response to its lease's oldest unanswered keepalive.
 fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveResponse) {
     if let Some(e) = leases.get_mut(&resp.id()) {
@@ -193,7 +200,7 @@ fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveR
         if resp.ttl() <= 0 && e.state.just_granted() {
             // Not applied on the leader yet; the next keepalive asks again.
         } else if resp.ttl() <= 0 {
-            e.state.lost.set(LostReason::Expired);
+            expired(&e.state);
             leases.remove(&resp.id());
         } else if let Some((sent_at, _)) = sent {
             e.state.acknowledged(sent_at);
@@ -268,7 +275,7 @@ async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Dur
             Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => {
                 // "lease not found": gone on the server.
                 if let Some(e) = leases.remove(&id) {
-                    e.state.lost.set(LostReason::Expired);
+                    expired(&e.state);
                 }
             }
             // etcd 3.6 checks the auth token of keepalives: one that expired while the stream

@@ -56,10 +56,17 @@ impl LostFlag {
 
     /// Records the loss; returns false if it was already lost.
     pub fn set(&self, reason: LostReason) -> bool {
+        self.set_and(reason, || {})
+    }
+
+    /// [`LostFlag::set`], running `first` when this is the loss, before anyone waiting for it
+    /// hears of it (so that its log comes before whatever they do about it).
+    pub fn set_and(&self, reason: LostReason, first: impl FnOnce()) -> bool {
         let code = REASONS.iter().position(|r| *r == reason).expect("every reason is listed") as u8 + 1;
         if self.code.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return false;
         }
+        first();
         // Pairs with `signal`: either it sees the code, or this sees its channel.
         fence(Ordering::SeqCst);
         if let Some(tx) = self.tx.get() {

@@ -77,6 +77,7 @@ impl LockGuard {
             monitored: AtomicBool::new(false),
             lease_use: std::sync::Mutex::new(lease_use),
         });
+        tracing::debug!(target: "etcdlock", lock = %shared.name(), token, lease = format_args!("{:x}", shared.lease.id()), "lock acquired");
         match own_sub {
             // A long wait already watches the key: keep watching.
             Some(sub) => monitor::start(&shared, Some(sub)),
@@ -119,9 +120,9 @@ impl LockGuard {
     /// Why the lock was lost, if it was.
     pub fn lost_reason(&self) -> Option<LostReason> {
         if let Some(r) = self.shared.lease.lost_reason() {
-            self.shared.lost.set(r);
+            self.shared.mark_lost(r);
         } else if self.shared.client.is_closed() {
-            self.shared.lost.set(LostReason::Closed);
+            self.shared.mark_lost(LostReason::Closed);
         }
         self.shared.lost.reason()
     }
@@ -168,7 +169,7 @@ impl LockGuard {
         };
         let resp = self.shared.client.txn(txn, false).await?;
         if !resp.succeeded() {
-            self.shared.lost.set(LostReason::KeyDeleted);
+            self.shared.mark_lost(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));
         }
         Ok(resp.header().map_or(0, |h| h.revision()))
@@ -192,10 +193,14 @@ impl LockGuard {
         self.shared.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
         let deleted = deleted?;
         match (was_lost, deleted) {
-            (None, true) => Ok(()),
+            (None, true) => {
+                let held = self.shared.acquired.elapsed();
+                tracing::debug!(target: "etcdlock", lock = %self.shared.name(), token = self.shared.token, held_ms = held.as_millis() as u64, "lock released");
+                Ok(())
+            }
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),
             (None, false) => {
-                self.shared.lost.set(LostReason::KeyDeleted);
+                self.shared.mark_lost(LostReason::KeyDeleted);
                 Err(not_held("the lock key was already gone at release"))
             }
         }
@@ -214,6 +219,20 @@ impl LockGuard {
 }
 
 impl Shared {
+    fn name(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.name)
+    }
+
+    /// Marks the lock lost (the first reason sticks), and says so once.
+    pub(crate) fn mark_lost(&self, reason: LostReason) {
+        self.lost.set_and(reason, || {
+            if !self.released.load(Ordering::Acquire) {
+                let held = self.acquired.elapsed();
+                tracing::warn!(target: "etcdlock", lock = %self.name(), token = self.token, reason = %reason, held_ms = held.as_millis() as u64, "lock lost: it may be held by another client now");
+            }
+        });
+    }
+
     /// Marks the guard released and stops its monitor, if one started; false if it was
     /// released before. Pairs with `monitor::start`: each side writes its flag, then reads the
     /// other's (SeqCst), so either the monitor sees `released` or this sees its token.
@@ -231,7 +250,7 @@ impl Shared {
     /// Deletes the key in the background (see [`crate::sync::queue::delete_in_background`]).
     fn delete_in_background(self: &Arc<Self>) {
         let shared = self.clone();
-        crate::sync::queue::delete_in_background(self.client.clone(), self.lease.state().clone(), None, move || {
+        crate::sync::queue::delete_in_background(self.client.clone(), &self.key, self.lease.state().clone(), None, move || {
             let shared = shared.clone();
             async move { shared.delete_key().await.map(drop) }
         });

@@ -103,6 +103,6 @@ async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<
         _ = own.deleted() => LostReason::KeyDeleted,
     };
     if let Some(s) = shared.upgrade() {
-        s.lost.set(reason);
+        s.mark_lost(reason);
     }
 }

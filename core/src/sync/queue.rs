@@ -119,11 +119,12 @@ async fn read_past(client: &Client, prefix: &[u8], mut bound: i64, revision: i64
 /// more that long after the first success: an enqueue abandoned in flight may still be applied
 /// after the first delete (up to its own deadline), and its key would then be a ghost holder.
 /// The caller keeps the key's name reserved until `delete` has run for the last time.
-pub(crate) fn delete_in_background<F, Fut>(client: Client, lease: Arc<LeaseState>, again_after: Option<Duration>, mut delete: F)
+pub(crate) fn delete_in_background<F, Fut>(client: Client, key: &[u8], lease: Arc<LeaseState>, again_after: Option<Duration>, mut delete: F)
 where
     F: FnMut() -> Fut + Send + 'static,
     Fut: Future<Output = Result<()>> + Send,
 {
+    let key = String::from_utf8_lossy(key).into_owned();
     runtime::spawn_cleanup(async move {
         for pause in [None, again_after] {
             if let Some(pause) = pause {
@@ -134,9 +135,14 @@ where
             }
             let mut backoff = Backoff::default();
             while let Err(e) = delete().await {
-                if client.is_closed() || lease.check_deadline() || !e.is_unreachable() {
+                if client.is_closed() || lease.check_deadline() {
                     return;
                 }
+                if !e.is_unreachable() {
+                    tracing::warn!(target: "etcdlock", key = %key, error = %e, "a queue key could not be deleted: it stays until its lease ends");
+                    return;
+                }
+                tracing::debug!(target: "etcdlock", key = %key, error = %e, "deleting a queue key in the background: etcd did not answer, trying again");
                 tokio::time::sleep(backoff.next_delay()).await;
             }
             if again_after.is_none() {

@@ -303,9 +303,10 @@ impl Shared {
 
     fn forget_id(&self, id: u64) {
         let mut state = self.lock();
-        if let Some(c) = state.conn.as_ref().filter(|c| c.id == id) {
-            state.next = c.endpoint + 1;
+        if let Some(endpoint) = state.conn.as_ref().filter(|c| c.id == id).map(|c| c.endpoint) {
+            state.next = endpoint + 1;
             state.conn = None;
+            tracing::info!(target: "etcdlock", member = %self.endpoints[endpoint].addr, "KV requests leave a member that failed, went silent or has no leader");
         }
     }
 

@@ -14,6 +14,8 @@ use tokio::time::Instant;
 /// The member the stream talks to, on a connection of its own (with only one endpoint, one
 /// connection the client's streams share: [`single`]).
 pub(crate) struct Paths {
+    /// Which stream, for the events (`keepalive`, `watch`).
+    stream: &'static str,
     shared: Option<etcd_client::Client>,
     endpoints: Vec<String>,
     opts: etcd_client::ConnectOptions,
@@ -23,10 +25,10 @@ pub(crate) struct Paths {
 
 impl Paths {
     /// `shared`: the connection to use when there is only one endpoint.
-    pub fn new(shared: Option<etcd_client::Client>, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
+    pub fn new(stream: &'static str, shared: Option<etcd_client::Client>, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
         // A random first member spreads the streams of many clients.
         let current = rand::random_range(0..endpoints.len().max(1));
-        Paths { shared, endpoints, opts, current, conn: None }
+        Paths { stream, shared, endpoints, opts, current, conn: None }
     }
 
     /// A connection to the current member, made within `limit`.
@@ -44,7 +46,10 @@ impl Paths {
     /// The current member failed or went silent: the next one, on a fresh connection.
     pub fn next(&mut self) {
         self.conn = None;
+        let from = self.current;
         self.current = (self.current + 1) % self.len();
+        let member = |i: usize| self.endpoints.get(i).map_or("", String::as_str);
+        tracing::info!(target: "etcdlock", stream = self.stream, from = member(from), to = member(self.current), "stream broke or went silent: reopening it on the next member");
     }
 
     /// How many members there are to try.

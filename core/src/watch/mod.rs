@@ -180,6 +180,9 @@ impl Watch {
     }
 
     fn fail(&mut self, e: Error) -> Option<Result<WatchEvent>> {
+        if let Some(compacted) = e.compact_revision() {
+            tracing::warn!(target: "etcdlock", key = %String::from_utf8_lossy(&self.spec.key), next_revision = self.next_revision, compacted, "watch ended: the history it needed was compacted");
+        }
         self.done = true;
         self.sub = None;
         Some(Err(e))

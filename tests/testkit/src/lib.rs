@@ -53,9 +53,34 @@ pub fn etcdctl_bin() -> PathBuf {
     "/usr/bin/etcdctl".into()
 }
 
-/// A port of 127.0.0.1 free at the time of the call.
+/// A port of 127.0.0.1 free at the time of the call, and never handed out before in this
+/// process. Picked below the kernel's ephemeral range when there is room: a port the kernel
+/// chose would be free only until the kernel hands it to some outgoing connection (a proxy's, a
+/// client's) before the etcd meant to listen on it binds it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    const LOW: u16 = 10000;
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    if ephemeral > LOW + 1000 {
+        // A different start per process (pid), then a stride through the range.
+        let span = u32::from(ephemeral - LOW);
+        let mut x = std::process::id().wrapping_mul(2_654_435_761) ^ given.len() as u32;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let port = LOW + ((x >> 8) % span) as u16;
+            if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                given.push(port);
+                return port;
+            }
+        }
+    }
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    given.push(port);
+    port
 }
 
 /// Where members keep their data: /dev/shm where it exists (a disk's fsyncs would set the pace

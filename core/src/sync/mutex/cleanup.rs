@@ -73,7 +73,8 @@ impl Drop for PendingKey {
             settled: true,
             active: None,
         }));
-        queue::delete_in_background(self.client.clone(), self.lease.clone(), again_after, move || {
+        let key = pending.0.key.clone();
+        queue::delete_in_background(self.client.clone(), &key, self.lease.clone(), again_after, move || {
             let pending = pending.clone();
             async move { pending.0.delete(None, false).await }
         });
