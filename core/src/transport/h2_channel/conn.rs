@@ -133,11 +133,11 @@ fn handshake_failed(e: std::io::Error) -> Failed {
     }
 }
 
-/// Whether the member ended the connection with a TLS alert.
+/// Whether the member ended the connection with a TLS alert. By words: h2 keeps only the kind
+/// and the message of the I/O error that ended a connection, not rustls' error inside it, and
+/// this is how rustls words `Error::AlertReceived`.
 fn alert_received(e: &h2::Error) -> bool {
-    use tokio_rustls::rustls::Error as Tls;
-    let tls = e.get_io().and_then(|io| io.get_ref()).and_then(|inner| inner.downcast_ref::<Tls>());
-    matches!(tls, Some(Tls::AlertReceived(_)))
+    e.to_string().contains("received fatal alert")
 }
 
 fn refused(alert: &str) -> String {
