@@ -303,6 +303,7 @@ class _Member:
         self.log_path = os.path.join(data_dir, "etcd.log")
         self.proc: Optional[subprocess.Popen] = None
         self.paused = False
+        self.removed = False  # remove_member(): no longer in the cluster (its index stays)
 
     @property
     def client_url(self) -> str:
@@ -374,6 +375,11 @@ class Cluster:
     def live_endpoints(self) -> List[str]:
         """Client URLs of members that are running and not paused."""
         return [m.client_url for m in self.members if m.running() and not m.paused]
+
+    @property
+    def member_endpoints(self) -> List[str]:
+        """Client URLs of the members now in the cluster (running or not; not removed ones)."""
+        return [m.client_url for m in self.members if not m.removed]
 
     @property
     def pids(self) -> List[Optional[int]]:
@@ -459,6 +465,64 @@ class Cluster:
         m.proc.send_signal(signal.SIGCONT)
         m.paused = False
 
+    def member_id(self, i: int) -> int:
+        """Raft member ID of member i (from `etcdctl member list`, matched by peer URL)."""
+        ml = json.loads(self.etcdctl("member", "list", "-w", "json", timeout=15))
+        for mem in ml.get("members", []):
+            if self.members[i].peer_url in (u.rstrip("/") for u in mem.get("peerURLs") or []):
+                self._member_ids[i] = mem["ID"]
+                return mem["ID"]
+        raise EtcdHarnessError(f"member {i} ({self.members[i].peer_url}) is not in the member list")
+
+    def add_member(self) -> int:
+        """Membership change: `etcdctl member add` a new member (fresh ports and data dir),
+        start it as an existing cluster's new member and wait until it is healthy. Returns its
+        index in members."""
+        taken = {p for m in self.members for p in (m.client_port, m.peer_port)}
+        ports = [p for p in _free_ports(8) if p not in taken][:2]
+        if len(ports) < 2:
+            raise EtcdHarnessError("no free ports for a new member")
+        i = len(self.members)
+        d = os.path.join(self.tmp_dir, f"m{i}")
+        os.makedirs(d, mode=0o700)
+        m = _Member(i, ports[0], ports[1], d)
+        self._reconfigure("member", "add", m.name, f"--peer-urls={m.peer_url}")
+        self.members.append(m)
+        self.size = len([x for x in self.members if not x.removed])
+        self._spawn(m, "existing")
+        self._wait_healthy([m])
+        return i
+
+    def remove_member(self, i: int) -> None:
+        """Membership change: `etcdctl member remove` member i, then stop its process (a removed
+        member stops by itself; it is SIGTERMed, then SIGKILLed, if it has not). Its index stays
+        in members, marked removed: endpoints still lists it, member_endpoints does not."""
+        mid = self.member_id(i)
+        m = self.members[i]
+        others = [x.client_url for x in self.members if x.index != i and x.running() and not x.paused]
+        self._reconfigure("member", "remove", f"{mid:x}", endpoints=others)
+        m.removed = True
+        self.size = len([x for x in self.members if not x.removed])
+        if m.running():
+            try:
+                m.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self._terminate([m])
+
+    def _reconfigure(self, *args: str, endpoints: Optional[Sequence[str]] = None, timeout: float = START_TIMEOUT) -> str:
+        """etcdctl ARGS for a membership change, sent again while etcd refuses it as unsafe
+        for now ("unhealthy cluster": with strict reconfig checks a member must have been
+        connected to its peers for 5 s, e.g. after a start; "not enough started members")."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.etcdctl(*args, timeout=30, endpoints=endpoints)
+            except _CtlError as e:
+                transient = any(w in (e.stderr or "") for w in ("unhealthy cluster", "not enough started members"))
+                if not transient or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
+
     # -- queries -----------------------------------------------------------
 
     def enable_auth_with_app_user(self, app_password: str, prefix: str = "app/") -> "Cluster":
@@ -476,11 +540,13 @@ class Cluster:
             self.etcdctl(*args)
         return self
 
-    def etcdctl(self, *args: str, check: bool = True, timeout: float = 30) -> str:
+    def etcdctl(
+        self, *args: str, check: bool = True, timeout: float = 30, endpoints: Optional[Sequence[str]] = None
+    ) -> str:
         """Run `etcdctl --endpoints=<live endpoints> ARGS` (API v3) and return
         its stdout.  With check, a non-zero exit raises CalledProcessError
-        whose message includes etcdctl's stderr."""
-        eps = self.live_endpoints
+        whose message includes etcdctl's stderr.  endpoints: these instead."""
+        eps = list(endpoints) if endpoints is not None else self.live_endpoints
         if not eps:
             raise EtcdHarnessError("no live etcd member to talk to")
         cmd = [find_etcdctl(), f"--endpoints={','.join(eps)}", *args]
@@ -560,7 +626,7 @@ class Cluster:
         self._member_ids = {}
 
     def _command(self, m: _Member, state: str) -> List[str]:
-        initial = ",".join(f"{x.name}={x.peer_url}" for x in self.members)
+        initial = ",".join(f"{x.name}={x.peer_url}" for x in self.members if not x.removed)
         cmd = [
             self.etcd,
             "--name", m.name,
