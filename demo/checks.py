@@ -1,58 +1,21 @@
 """The demo's checks, computed from what the workers reported and from etcd's own history."""
 from __future__ import annotations
 
-import base64
 import json
 import os
-import subprocess
-import time
+import re
 
 GRACE_NS = 50_000_000  # clock reads and pipes are not instantaneous
 
 
-def truth(cluster) -> list[dict]:
-    """Every put and delete under the lock prefix since revision 1, from etcd itself (a watch
-    by etcdctl, independent of our library): [{type, key, create_revision, revision}]."""
-    cmd = [_etcdctl(), f"--endpoints={cluster.endpoints_str}", "watch", "--prefix", "demo/lock/", "--rev=1", "-w", "json"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ETCD_", "ETCDCTL_"))}
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=3, env=env).stdout
-    except subprocess.TimeoutExpired as e:  # a watch never ends by itself: 3 s reads the history
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-    events = []
-    decoder = json.JSONDecoder()
-    i = 0
-    while i < len(out):
-        while i < len(out) and out[i] in " \r\n\t":
-            i += 1
-        if i >= len(out):
-            break
-        obj, i = decoder.raw_decode(out, i)
-        for e in obj.get("Events") or []:
-            kv = e["kv"]
-            events.append({
-                "type": "delete" if e.get("type", 0) == 1 else "put",
-                "key": base64.b64decode(kv["key"]).decode(),
-                "create_revision": int(kv.get("create_revision", 0)),
-                "revision": int(kv["mod_revision"]),
-            })
-    return events
+REFUSAL = re.compile(r"not.?held|lock.?lost", re.I)
 
 
-def _etcdctl() -> str:
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.environ.get("ETCDCTL_BIN") or os.path.join(repo, ".tools", "bin", "etcdctl")
-
-
-def leftovers(cluster, wait_s: float) -> dict:
-    """Keys under the lock prefix and leases still in etcd, polled for up to `wait_s`."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        keys = cluster.etcdctl("get", "--prefix", "demo/lock/", "--keys-only").split()
-        leases = [l for l in cluster.etcdctl("lease", "list").splitlines()[1:] if l.strip()]
-        if (not keys and not leases) or time.monotonic() > deadline:
-            return {"keys": keys, "leases": leases}
-        time.sleep(0.25)
+def is_refusal(error) -> bool:
+    """A guarded write's error that means "refused, not written" (NotHeld / NOT_HELD /
+    ETCDLOCK_E_NOT_HELD, or LockLost). Anything else (a timeout, an unavailable cluster) leaves
+    the outcome unknown: the write may have been committed."""
+    return bool(REFUSAL.search(str(error or "")))
 
 
 def fill_etcdctl_tokens(events: list[dict], history: list[dict]) -> None:
@@ -95,7 +58,7 @@ def intervals(events: list[dict], done: dict) -> list[tuple[int, int, dict]]:
     for e in sorted(events, key=lambda e: e["t"]):
         if e["ev"] == "acquired":
             open_[e["label"]] = e
-        elif e["ev"] in ("releasing", "lost", "write_refused") and e["label"] in open_:
+        elif e["ev"] in ("releasing", "lost", "write_refused", "write_unknown") and e["label"] in open_:
             a = open_.pop(e["label"])
             out.append((a["t"], e["t"], a))
     for label, a in open_.items():
@@ -111,9 +74,17 @@ def run_all(events, history, left, counter, done) -> list[tuple[bool, str]]:
     acq = sorted((e for e in events if e["ev"] == "acquired"), key=lambda e: e["t"])
     tokens = [e["token"] for e in acq]
     wrote = [e for e in events if e["ev"] == "wrote"]
+    unknown = [e for e in events if e["ev"] == "write_unknown"]
     results = []
+    for name, why in done.get("skipped", []):
+        results.append((False, f"episode '{name}' was skipped ({why}): its checks did not run"))
     results.append((len(acq) >= 2, f"{len(acq)} acquisitions happened"))
-    results.append((counter == len(wrote), f"counter = {counter} equals the {len(wrote)} guarded increments that committed"))
+    if unknown:  # each may or may not have committed: the counter is within the possible range
+        results.append((len(wrote) <= counter <= len(wrote) + len(unknown),
+                        f"counter = {counter} is between the {len(wrote)} guarded increments that committed and "
+                        f"those plus the {len(unknown)} whose outcome is unknown"))
+    else:
+        results.append((counter == len(wrote), f"counter = {counter} equals the {len(wrote)} guarded increments that committed"))
     results.append((all(a < b for a, b in zip(tokens, tokens[1:])), "fencing tokens strictly increase in acquisition order"))
     results.append((is_subsequence(tokens, heads(history)),
                     "holders were served in queue order (etcd's create-revision order, from etcd's own history)"))
@@ -160,10 +131,88 @@ def everyone_acquired(events, labels: list[str], how: str) -> tuple[bool, str]:
             + (f"; never: {', '.join(missing)}" if missing else ""))
 
 
-def write_report(path, run, results, done, svg) -> str:
+def write_history(events: list[dict], done: dict, lock: str, counter_key: str, path: str) -> None:
+    """The workers' events as a history (tests/history/history.py's format, one process per
+    worker label), plus the episodes as nemesis events: waiting -> acquire invoke; acquired ->
+    ok (key, token, lease); error -> the pending acquire ends fail (LockLost) or unknown; wrote ->
+    write ok; write_refused -> write fail; write_unknown -> write unknown; releasing -> release
+    invoke; released / release_failed -> its completion; lost -> lost event. The workers' own
+    times (CLOCK_MONOTONIC) are kept."""
+    recs, count, pending, releasing = [], {}, {}, {}
+
+    def rid(label: str) -> str:
+        count[label] = count.get(label, 0) + 1
+        return f"{label}#{count[label]}"
+
+    def add(label, i, op, phase, t, **fields):
+        recs.append({"id": i, "process": label, "op": op, "phase": phase, "t": int(t), **fields})
+
+    for e in sorted(events, key=lambda e: int(e["t"])):
+        label, kind, t = e["label"], e["ev"], e["t"]
+        if kind == "waiting":
+            pending[label] = rid(label)
+            add(label, pending[label], "acquire", "invoke", t, name=lock)
+        elif kind == "acquired":
+            i = pending.pop(label, None)
+            if i is None:
+                i = rid(label)
+                add(label, i, "acquire", "invoke", t, name=lock)
+            key = e.get("key")
+            add(label, i, "acquire", "ok", t, key=key, token=e.get("token"),
+                lease=key.rsplit("/", 1)[1] if key else None)
+        elif kind == "error":
+            i = pending.pop(label, None)
+            if i is not None:
+                add(label, i, "acquire", "fail" if is_refusal(e.get("error")) else "unknown", t, error=str(e.get("error")))
+            else:
+                add(label, rid(label), "error", "event", t, error=str(e.get("error")))
+        elif kind in ("wrote", "write_refused", "write_unknown"):
+            i = rid(label)
+            fields = {"data_key": counter_key, "token": e.get("token")}
+            if e.get("value") is not None:
+                fields["value"] = str(e["value"])
+            add(label, i, "write", "invoke", t, **fields)
+            if kind == "wrote":
+                add(label, i, "write", "ok", t)
+            else:
+                add(label, i, "write", "fail" if kind == "write_refused" else "unknown", t, error=str(e.get("error")))
+        elif kind == "releasing":
+            releasing[label] = rid(label)
+            add(label, releasing[label], "release", "invoke", t, token=e.get("token"), key=e.get("key"))
+        elif kind in ("released", "release_failed"):
+            i = releasing.pop(label, None)
+            if i is not None:
+                add(label, i, "release", "ok" if kind == "released" else "fail", t, **({"error": str(e.get("error"))}
+                                                                                        if kind != "released" else {}))
+        elif kind == "lost":
+            add(label, rid(label), "lost", "event", t, token=e.get("token"), reason=e.get("reason"))
+    n = 0
+    if "kill" in done:
+        n += 1
+        recs.append({"id": f"nemesis#{n}", "process": "nemesis", "op": "kill", "phase": "event",
+                     "t": int(done["kill"]["t"]), "target": done["kill"]["label"]})
+    if "freeze" in done:
+        f = done["freeze"]
+        for op, t in (("pause", f["t_stop"]), ("resume", f["t_cont"])):
+            n += 1
+            recs.append({"id": f"nemesis#{n}", "process": "nemesis", "op": op, "phase": "event", "t": int(t),
+                         "target": f["label"]})
+    if "leader" in done:
+        n += 1
+        recs.append({"id": f"nemesis#{n}", "process": "nemesis", "op": "member-kill", "phase": "event",
+                     "t": int(done["leader"]["t"]), "member": done["leader"]["member"]})
+    recs.sort(key=lambda r: r["t"])
+    with open(path, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+
+
+def write_report(path, run, results, done, svg, prop_lines=()) -> str:
     acq = sorted((e for e in run.events if e["ev"] == "acquired"), key=lambda e: e["t"])
     lines = ["# etcdlock demo report", "", f"![timeline]({os.path.basename(svg)})", "", "## Checks", ""]
     lines += [f"- {'ok' if ok else '**FAIL**'}: {text}" for ok, text in results]
+    if prop_lines:
+        lines += ["", "## History checker (tests/history/check.py)", "", "```"] + list(prop_lines) + ["```"]
     lines += ["", "## Episodes", ""] + [f"- {t:.2f}s: {text}" for t, text in run.narration]
     lines += ["", "## Acquisitions", "", "| t (s) | holder | lang | pid | token | waited (ms) |", "|---|---|---|---|---|---|"]
     for e in acq:

@@ -27,9 +27,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "tests", "history"))
 sys.path.insert(0, HERE)
 
 import etcd_harness  # noqa: E402
+import etcd_history  # noqa: E402
 import checks  # noqa: E402
 import timeline_svg  # noqa: E402
 import tls_cluster  # noqa: E402
@@ -37,6 +39,7 @@ import workers  # noqa: E402
 
 LOCK = "demo/lock"
 COUNTER = "demo/counter"
+CHECKER = os.path.join(REPO, "tests", "history", "check.py")
 COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m"}
 RESET, BOLD, RED, GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[32m"
 
@@ -73,6 +76,8 @@ class Run:
 
     def add(self, worker: workers.Worker, ev: dict) -> None:
         ev["label"], ev["lang"], ev["pid"] = worker.label, worker.lang, worker.pid
+        if ev.get("ev") == "write_refused" and not checks.is_refusal(ev.get("error")):
+            ev["ev"] = "write_unknown"  # a timeout or an unavailable cluster: the write may have committed
         with self.lock:
             self.events.append(ev)
             kind = ev["ev"]
@@ -84,7 +89,7 @@ class Run:
 
     def show(self, ev: dict) -> None:
         kind = ev["ev"]
-        if kind not in ("acquired", "write_refused", "lost", "error"):
+        if kind not in ("acquired", "write_refused", "write_unknown", "lost", "error"):
             return
         color = COLORS.get(ev["lang"], "")
         who = f"{color}{ev['label']:<10}{RESET} pid {ev['pid']:<7}"
@@ -94,6 +99,9 @@ class Run:
             print(f"  {t}  {who} holds the lock   token {ev['token']:<6}" + (f" waited {wait:7.1f} ms" if wait is not None else ""))
         elif kind == "write_refused":
             print(f"  {t}  {who} {RED}guarded write REFUSED{RESET} (token {ev['token']}: it no longer holds the lock)")
+        elif kind == "write_unknown":
+            print(f"  {t}  {who} {RED}guarded write outcome UNKNOWN{RESET} (token {ev['token']}: {ev.get('error')}; "
+                  "it may or may not have been committed)")
         elif kind == "lost":
             print(f"  {t}  {who} learns it lost the lock: {ev['reason']}")
         else:
@@ -123,6 +131,12 @@ def wait_for_holder(run: Run, langs: set[str], timeout: float) -> dict | None:
     return None
 
 
+def skip(run: Run, done: dict, name: str, why: str) -> None:
+    """An episode that could not run is a failed check, never silently dropped."""
+    run.say(f"episode '{name}' SKIPPED: {why} (counted as a failed check)")
+    done.setdefault("skipped", []).append((name, why))
+
+
 def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, plan: list[str], ctl_env: dict):
     """Runs the failure episodes in order, spread over the run. Records what it did."""
     langs = {w.lang for w in pool.workers}
@@ -133,14 +147,18 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
         last = time.monotonic()
         if name == "kill":
             h = wait_for_holder(run, langs, 5)
-            if h:
+            if not h:
+                skip(run, done, name, "no worker became the holder within 5 s")
+            else:
                 run.say(f"SIGKILL the holder {h['label']} (pid {h['pid']}, token {h['token']}): "
                         f"the next waiter gets the lock when its lease ({args.ttl}s) expires")
                 os.kill(h["pid"], signal.SIGKILL)
                 done["kill"] = {"label": h["label"], "token": h["token"], "t": time.monotonic_ns()}
         elif name == "freeze":
             h = wait_for_holder(run, langs, 5)
-            if h:
+            if not h:
+                skip(run, done, name, "no worker became the holder within 5 s")
+            else:
                 pause = args.ttl + 1.5
                 run.say(f"SIGSTOP the holder {h['label']} (token {h['token']}) for {pause:.1f}s, past its TTL")
                 os.kill(h["pid"], signal.SIGSTOP)
@@ -151,7 +169,9 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
                 done["freeze"] = {"label": h["label"], "token": h["token"], "t_stop": t_stop, "t_cont": time.monotonic_ns()}
         elif name == "leader":
             idx = cluster.leader_index()
-            if idx is not None:
+            if idx is None:
+                skip(run, done, name, "no etcd member reported being the leader")
+            else:
                 run.say(f"SIGKILL the etcd leader (member {idx}); the cluster elects another and the run carries on")
                 t_kill = time.monotonic_ns()
                 cluster.kill(idx)
@@ -204,6 +224,10 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
         if cert_dir:
             print(f"  certificates (CA, server, client) made in {cert_dir}")
         cluster.etcdctl("del", "--prefix", "demo/")
+        # etcd's own history of the lock and counter keys, read by etcdctl (not our library) from
+        # before the first worker starts, each event stamped with when it was seen (over the plain
+        # listener every member keeps, with --tls too).
+        watcher = etcd_history.LiveWatcher(cluster.endpoints_str, [LOCK + "/", COUNTER]).start()
         t0 = time.monotonic_ns()
         until = t0 + int(args.duration * 1e9)
         run = Run(t0)
@@ -219,22 +243,39 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
                 pool.start(lang, i)
         ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl,
                    "flags": cluster.etcdctl_flags() if cert_dir else []}
-        done = episodes(run, cluster, pool, args, plan, ctl_env)
-        pool.wait(until)
-        history = checks.truth(cluster)
+        try:
+            done = episodes(run, cluster, pool, args, plan, ctl_env)
+            pool.wait(until)
+            # A SIGKILLed worker's key and lease live until the lease expires: give them the TTL.
+            # Then a sentinel key ends the watches: the history is complete, or this raises.
+            etcd_hist = watcher.finish(settle_s=args.ttl + 3, timeout=30)
+        finally:
+            watcher.stop()
+        history = [e for e in etcd_hist["events"] if e["key"].startswith(LOCK + "/")]
         checks.fill_etcdctl_tokens(run.events, history)
-        # A SIGKILLed worker's key and lease live until the lease expires: give them the TTL.
-        leftovers = checks.leftovers(cluster, wait_s=args.ttl + 3)
+        leftovers = {"keys": [k for k in etcd_hist["keys_at_end"] if k.startswith(LOCK + "/")],
+                     "leases": etcd_hist["leases_at_end"]}
         counter = checks.read_counter(cluster, COUNTER)
 
     results = checks.run_all(run.events, history, leftovers, counter, done)
+    os.makedirs(args.report_dir, exist_ok=True)
+    hist_path = os.path.join(args.report_dir, "history.jsonl")
+    etcd_path = os.path.join(args.report_dir, "etcd-history.json")
+    checks.write_history(run.events, done, LOCK, COUNTER, hist_path)
+    etcd_history.save(etcd_hist, etcd_path)
+    # The history checker, as a separate program over the two files (tests/history/README.md).
+    res = subprocess.run([sys.executable, CHECKER, "--etcd-history", etcd_path, "--lock-prefix", LOCK + "/",
+                          "--data-prefix", COUNTER, hist_path], capture_output=True, text=True, timeout=120)
+    prop_lines = [line for line in res.stdout.splitlines() if line.strip()]
+    results.append((res.returncode == 0 and bool(prop_lines),
+                    "the history checker (tests/history/check.py) found every property held" if res.returncode == 0
+                    else f"the history checker found a violation (exit {res.returncode}){': ' + res.stderr.strip()[-300:] if res.stderr.strip() else ''}"))
     if cert_dir:
         results.append(checks.everyone_acquired(run.events, [w.label for w in pool.workers if w.lang in workers.LANGS],
                                                 "over TLS with a client certificate"))
-    os.makedirs(args.report_dir, exist_ok=True)
     svg = os.path.join(args.report_dir, "timeline.svg")
     timeline_svg.write(svg, run, done)
-    report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg)
+    report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)
 
     acquisitions = [e for e in run.events if e["ev"] == "acquired"]
     by_lang = {}
@@ -245,6 +286,9 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
           f"({', '.join(f'{lang} {n}' for lang, n in sorted(by_lang.items()))}), counter {counter}")
     for ok, text in results:
         print(f"  {GREEN + 'ok  ' if ok else RED + 'FAIL'}{RESET}  {text}")
+    print(f"{BOLD}history checker{RESET} ({hist_path}, {etcd_path}):")
+    for line in prop_lines:
+        print(f"  {line}")
     print(f"report: {report}\ntimeline picture: {svg}")
     return 0 if all(ok for ok, _ in results) else 1
 

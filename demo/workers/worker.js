@@ -42,10 +42,14 @@ async function main() {
       await client.put(env.DEMO_COUNTER, String(current + 1), { ifHeld: lock });
       emit({ ev: 'wrote', token, value: current + 1 });
     } catch (e) {
-      emit({ ev: 'write_refused', token, error: e.code });
+      // NOT_HELD: refused; a timeout: unknown (run.py tells them apart)
+      emit({ ev: 'write_refused', token, value: current + 1, error: e.code });
     }
     emit({ ev: 'releasing', token });
-    await lock.release().catch(() => {});
+    await lock.release().then(
+      () => emit({ ev: 'released', token }),
+      (e) => emit({ ev: 'release_failed', token, error: e.code }),
+    );
   }
   await client.close();
   emit({ ev: 'done' });

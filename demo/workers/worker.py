@@ -40,13 +40,14 @@ def main():
             try:
                 client.put(env["DEMO_COUNTER"], str(current + 1), if_held=lock)
                 emit(ev="wrote", token=token, value=current + 1)
-            except etcdlock.Error as e:
-                emit(ev="write_refused", token=token, error=type(e).__name__)
+            except etcdlock.Error as e:  # NotHeld: refused; a timeout: unknown (run.py tells them apart)
+                emit(ev="write_refused", token=token, value=current + 1, error=type(e).__name__)
             emit(ev="releasing", token=token)
             try:
                 lock.release()
-            except etcdlock.NotHeld:
-                pass
+                emit(ev="released", token=token)
+            except etcdlock.Error as e:
+                emit(ev="release_failed", token=token, error=type(e).__name__)
     emit(ev="done")
 
 

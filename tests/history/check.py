@@ -216,14 +216,16 @@ def p1(ops, inst, events, data_prefix) -> Result:
     writes = [o for o in ops if o["op"] == "write"]
     by_kv: dict[tuple, list[dict]] = defaultdict(list)
     for w in writes:
-        by_kv[(w.get("data_key"), str(w.get("value")))].append(w)
+        by_kv[(w.get("data_key"), None if w.get("value") is None else str(w["value"]))].append(w)
     puts = [e for e in events if e["type"] == "put" and e["key"].startswith(data_prefix)]
     committed = {(e["key"], e.get("value")) for e in puts}
     bad, worst, n = [], INF, 0
     for e in puts:
         n += 1
         r = e["revision"]
-        cands = by_kv.get((e["key"], e.get("value")), [])
+        # A write whose value was not recorded (and whose outcome is not known) may be any put.
+        cands = by_kv.get((e["key"], e.get("value")), []) + \
+            [w for w in by_kv.get((e["key"], None), []) if w["phase"] in ("unknown", None)]
         live = [w for w in cands if w["phase"] in ("ok", "unknown", None)]
         if not cands:
             bad.append(f"put {e['key']}={e.get('value')!r} at rev {r} matches no recorded write")
@@ -297,7 +299,8 @@ def p3(hs: list[Hold], inst: dict[int, Instance], grace_ns: float) -> Result:
                 worst = max(worst, overlap)
                 if overlap > grace_ns:
                     bad.append(f"{name}: {h.process} (token {h.token}) held while {max_by.process} (token "
-                               f"{max_by.token}) still held it, for {_ms(overlap)} ({max_by.how} ended it)")
+                               f"{max_by.token}) still held it, for {_ms(overlap)} "
+                               f"({'its hold never ended' if max_by.how == 'open' else max_by.how + ' ended it'})")
             end = h.t_end if h.t_end is not None else INF
             if max_end is None or end > max_end:
                 max_end, max_by = end, h
