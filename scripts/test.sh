@@ -39,7 +39,10 @@ python3 bench/run.py --rounds 1 --seconds 0.2
 # on etcd 3.6: 3.5 before 3.5.8 serves gRPC over TLS at half speed whoever the client (bench/README.md).
 ETCD_BIN="$etcd_new" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 
-echo "== The demo (all four languages, every episode; exits non-zero if a check fails)"
+echo "== The history checker's positive controls (tests/history: a correct lock must pass P1-P6, five broken ones must be caught)"
+python3 tests/history/controls.py
+
+echo "== The demo (all four languages, every episode, checked by tests/history/check.py; exits non-zero if a check fails)"
 ./demo.sh --duration 20
 
 echo "== The demo over TLS (client certificates made for the run; every worker connects with https://)"
