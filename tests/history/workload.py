@@ -24,6 +24,9 @@ Modes:
   ``--count`` rounds (1 by default in herd mode); all tasks start acquiring together;
 - ``--unfenced``: BROKEN on purpose (a positive control): the write is a plain put, not fenced
   by the lock, so a holder that lost its lock still writes. The checker must report it.
+- ``--stale-writes``: BROKEN on purpose: after each release the worker writes once more, unfenced,
+  under the token it just gave up (a client that goes on after its lock ended). Under
+  contention another worker holds the lock by then: the checker must report it.
 
 Prints one JSON summary line on stdout at the end: ``{"process", "acquired", "wrote",
 "refused", "unknown", "errors"}``.
@@ -123,9 +126,22 @@ def run_sync(a: argparse.Namespace) -> Stats:
                 rec.fail(op, err(e), key=key, token=token)
             except etcdlock.Error as e:
                 rec.unknown(op, err(e), key=key, token=token)
+            if a.stale_writes:
+                stale_write_sync(a, rec, st, client, token)
             if a.pause_ms:
                 time.sleep(a.pause_ms / 1000)
     return st
+
+
+def stale_write_sync(a, rec, st: Stats, client, token: int) -> None:
+    """BROKEN on purpose (--stale-writes): an unfenced write under a token given up."""
+    try:
+        value = encode(decode_n(client.get(a.data_key)) + 1, token, a.process)
+        op = rec.invoke("write", data_key=a.data_key, value=value, token=token)
+        client.put(a.data_key, value)
+        rec.ok(op, data_key=a.data_key, value=value, token=token)
+    except etcdlock.Error as e:
+        rec.event("read_failed", data_key=a.data_key, token=token, error=err(e))
 
 
 def write_sync(a, rec, st: Stats, client, lock, token: int) -> None:
@@ -230,6 +246,11 @@ async def run_herd(a: argparse.Namespace) -> Stats:
                     rec.fail(op, err(e), key=key, token=token)
                 except etcdlock.Error as e:
                     rec.unknown(op, err(e), key=key, token=token)
+                if a.stale_writes:  # BROKEN on purpose: see --stale-writes
+                    value = encode(decode_n(await client.get(a.data_key)) + 1, token, process)
+                    op = rec.invoke("write", data_key=a.data_key, value=value, token=token)
+                    await client.put(a.data_key, value)
+                    rec.ok(op, data_key=a.data_key, value=value, token=token)
                 if a.pause_ms:
                     await asyncio.sleep(a.pause_ms / 1000)
             return st
@@ -258,6 +279,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--acquire-timeout", type=float, default=30.0, help="each acquire's own timeout (s)")
     p.add_argument("--herd", type=int, default=0, help="asyncio mode with N waiting tasks")
     p.add_argument("--unfenced", action="store_true", help="BROKEN: unfenced writes (a positive control)")
+    p.add_argument("--stale-writes", action="store_true",
+                   help="BROKEN: one more unfenced write after each release (a positive control)")
     a = p.parse_args(argv)
     if a.count is None:
         a.count = 1 if a.herd else 1000
