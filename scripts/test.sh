@@ -43,6 +43,7 @@ python3 bench/run.py --rounds 1 --seconds 0.2
 ETCD_BIN="$etcd_new" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 
 echo "== The history checker's positive controls (tests/history: a correct lock must pass P1-P6, five broken ones must be caught)"
+python3 tests/history/test_check.py
 python3 tests/history/controls.py
 
 echo "== The demo (all four languages, every episode, checked by tests/history/check.py; exits non-zero if a check fails)"

@@ -146,10 +146,13 @@ def client_ops(records: list[dict]) -> tuple[list[dict], list[dict]]:
     never completed), phase (ok/fail/unknown/None), and every field of both."""
     ops: dict[str, dict] = {}
     events = []
+    for r in records:  # invokes first: a completion never needs to come later in the list
+        if r["phase"] == "invoke":
+            ops[r["id"]] = {**r, "t_inv": r["t"], "t_end": None, "phase": None}
     for r in records:
         ph = r["phase"]
         if ph == "invoke":
-            ops[r["id"]] = {**r, "t_inv": r["t"], "t_end": None, "phase": None}
+            continue
         elif ph == "event":
             events.append(r)
         else:
