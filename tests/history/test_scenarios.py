@@ -442,7 +442,9 @@ def client_fault(run: Run, lang: str, fault: str, unfenced: bool = False) -> dic
         assert got, "the Python victim did not acquire"
         token = got["token"]
     else:
-        vp = demo_worker(run, lang, victim, work_ms=1000, rounds_s=0.5)
+        # Its loop ends 3.5 s after the start: time to start and acquire (Node may need a
+        # second on a loaded machine), and over before the round it was frozen in has ended.
+        vp = demo_worker(run, lang, victim, work_ms=1000, rounds_s=3.5)
         demo = DemoEvents(vp)
         got = demo.wait_for("acquired", 15)
         assert got, f"the {lang} victim did not acquire: {demo.events}"
