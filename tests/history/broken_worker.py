@@ -15,9 +15,10 @@ step with history.Recorder. Modes:
 - ``ignore-lost``: writes (plain puts) four times during its turn and keeps writing after its
   lost signal, which it records and ignores (P1).
 - ``release-by-name``: releases by deleting the lowest key under the lock name (what a release
-  by name does, like Go etcd issue #22082), and, like Go's Mutex, keeps no lost signal: a holder
-  believes it holds until it releases. After its own key expired (a pause), its release deletes
-  the current holder's key while that holder still believes it holds (P6, P3).
+  by name does, like Go etcd issue #22082; the worker follows the queue with a watch and reads it
+  after a probe write, so the view is current), and, like Go's Mutex, keeps no lost signal: a
+  holder believes it holds until it releases. After its own key expired (a pause), its release
+  deletes the current holder's key while that holder still believes it holds (P6, P3).
 - ``ghost``: with ``--index 0``, its second acquire puts its queue key on a lease of 30 s that
   nobody keeps alive or revokes, then reports the acquire as failed (a cancelled enqueue that
   left its key): the key becomes a holder nobody owns (P5) and outlives the run (P4). Other
@@ -33,6 +34,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,6 +78,48 @@ class Worker:
         self.rounds = 0
         if a.mode != "release-by-name":
             self.lock.on_lost(self._lost)
+        else:
+            self._start_queue_view()
+
+    # -- release-by-name's view of the queue (what a "first key of the name" release reads) ----------
+
+    def _start_queue_view(self) -> None:
+        """Follows every key under the lock name's parent prefix (the queue keys and this
+        worker's probe key) from revision 1 with the binding's watch, in a thread."""
+        self.parent = self.a.lock.rsplit("/", 1)[0] + "/"
+        self.probe = f"{self.parent}probe-{self.a.process}"
+        self.queue: dict[str, int] = {}
+        self.seen_rev = 0
+        self.qcond = threading.Condition()
+        self.qwatch = self.client.watch(self.parent, prefix=True, start_revision=1)
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self) -> None:
+        prefix = self.a.lock + "/"
+        try:
+            for ev in self.qwatch:
+                key = ev.key.decode()
+                with self.qcond:
+                    if key.startswith(prefix):
+                        if ev.type == "put":
+                            self.queue.setdefault(key, ev.revision)
+                        else:
+                            self.queue.pop(key, None)
+                    self.seen_rev = max(self.seen_rev, ev.revision)
+                    self.qcond.notify_all()
+        except etcdlock.Error:
+            pass  # closed at the end
+
+    def _lowest_key(self):
+        """The first key of the name, from a view at least as new as a write made now."""
+        rev = self.client.put(self.probe, str(self.rounds))
+        deadline = time.monotonic() + 2.0
+        with self.qcond:
+            while self.seen_rev < rev and time.monotonic() < deadline:
+                self.qcond.wait(timeout=0.1)
+            if self.seen_rev < rev:
+                raise RuntimeError("the queue view did not catch up within 2 s")
+            return min(self.queue, key=self.queue.get) if self.queue else None
 
     def _lost(self, reason: str) -> None:
         self.rec.event("lost", key=self.key, token=self.token, reason=reason)
@@ -115,10 +159,9 @@ class Worker:
         try:
             if self.a.mode == "release-by-name":
                 # "my lock is the first key under the name": true while held, wrong once lost
-                out = etcdctl(self.a.endpoints, "get", "--prefix", self.a.lock + "/", "--sort-by=CREATE",
-                              "--order=ASCEND", "--limit=1", "--keys-only").split()
-                if out:
-                    self.client.delete(out[0])
+                first = self._lowest_key()
+                if first:
+                    self.client.delete(first)
                 try:
                     self.lock.release()  # returns the handle to idle (its key is already gone)
                 except etcdlock.NotHeld:
