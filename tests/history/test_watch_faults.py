@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 
 import etcdlock  # noqa: E402
 import etcd_history  # noqa: E402
+from etcd_harness import Cluster  # noqa: E402
 from faultnet import CutProxy  # noqa: E402
 from history import Recorder  # noqa: E402
 from test_scenarios import TTL, assert_nothing_left, cluster, make_run, oks  # noqa: E402,F401
@@ -137,8 +138,15 @@ WAITER_TTL = 15  # its lease outlives the cut
 
 
 # covers: FAULT-COMPACT-001
-def test_compaction_while_the_waiters_watch_is_cut(cluster, make_run):
-    run = make_run("s13")
+def test_compaction_while_the_waiters_watch_is_cut(make_run):
+    # A cluster of its own: the compaction is cluster-wide, and every later scenario's history
+    # is read from revision 1.
+    with Cluster(3) as cluster:
+        compaction_while_cut(cluster, make_run)
+
+
+def compaction_while_cut(cluster, make_run):
+    run = make_run("s13", c=cluster)
     noise = run.name.rsplit("/", 1)[0] + "/noise"  # under neither prefix the checker reads
     with CutProxy(cluster.members[0].client_port) as proxy:
         hrec = Recorder(os.path.join(run.dir, "holder.jsonl"), "holder")
