@@ -102,7 +102,8 @@ export ETCDLOCK_TLS_ENDPOINT ETCDLOCK_TLS_PLAIN_ENDPOINT ETCDLOCK_MTLS_ENDPOINT 
 echo "== C: TLS etcd at $ETCDLOCK_TLS_ENDPOINT, mTLS etcd at $ETCDLOCK_MTLS_ENDPOINT"
 # For test_auth.c (which enables auth on them with etcdctl): a member, and one whose auth
 # tokens live 2 s.
-ETCDLOCK_AUTH_ENDPOINT="$(python3 tests/etcd_harness.py start --members 1 --state "$tmp/auth.json" | tail -1)"
+# JWT tokens: a role change makes every earlier one old (simple tokens never go old).
+ETCDLOCK_AUTH_ENDPOINT="$(python3 tests/etcd_harness.py start --members 1 --jwt --state "$tmp/auth.json" | tail -1)"
 ETCDLOCK_AUTH_TTL_ENDPOINT="$(python3 tests/etcd_harness.py start --members 1 --etcd-arg=--auth-token-ttl=2 --state "$tmp/auth-ttl.json" | tail -1)"
 export ETCDLOCK_AUTH_ENDPOINT ETCDLOCK_AUTH_TTL_ENDPOINT
 

@@ -327,6 +327,9 @@ class Cluster:
         etcd's 100 ms / 1000 ms, for failover tests.
     detached: for the CLI: no PDEATHSIG, no atexit stop, SIGHUP ignored, so
         the members outlive this Python process.  Stop them via the state file.
+    jwt: JWT auth tokens (`--auth-token jwt,...`) signed with a throwaway ES256 key pair in
+        the cluster's temp dir. A JWT carries the auth revision it was issued at, so any change
+        to users or roles makes earlier tokens "old"; etcd's default simple tokens never are.
     """
 
     def __init__(
@@ -336,6 +339,7 @@ class Cluster:
         extra_args: Sequence[str] = (),
         fast_election: bool = False,
         detached: bool = False,
+        jwt: bool = False,
     ):
         if members < 1:
             raise ValueError("members must be >= 1")
@@ -344,6 +348,7 @@ class Cluster:
         self.extra_args = list(extra_args)
         self.fast_election = fast_election
         self.detached = detached
+        self.jwt = jwt
         self.etcd = find_etcd()
         self.version = etcd_version(self.etcd)
         self.token = "etcdlock-" + uuid.uuid4().hex[:12]
@@ -396,6 +401,8 @@ class Cluster:
         self.tmp_dir = tempfile.mkdtemp(prefix=TMP_PREFIX, dir=parent)
         with open(os.path.join(self.tmp_dir, MARKER), "w") as f:
             f.write(f"{os.getpid()}\n")
+        if self.jwt:
+            self.extra_args += ["--auth-token", jwt_auth_token(os.path.join(self.tmp_dir, "jwt"))]
         if not self.detached:
             with _RUNNING_LOCK:
                 _RUNNING.add(self)
@@ -806,6 +813,15 @@ def _make_leaf(d: str, name: str, cn: str, san: str, ca: str) -> None:
     )  # fmt: skip
 
 
+def jwt_auth_token(d: str) -> str:
+    """An ES256 key pair for etcd's JWT auth tokens in directory d (openssl CLI); returns the
+    value of etcd's --auth-token flag that uses it."""
+    os.makedirs(d, exist_ok=True)
+    _openssl(d, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "jwt.key")
+    _openssl(d, "ec", "-in", "jwt.key", "-pubout", "-out", "jwt.pub")
+    return f"jwt,pub-key={os.path.join(d, 'jwt.pub')},priv-key={os.path.join(d, 'jwt.key')},sign-method=ES256"
+
+
 def make_certs(d: str) -> str:
     """Throwaway certificates for TLS tests in directory d (made with the openssl CLI; kept if
     already there); returns d.  Each NAME has NAME.pem and NAME.key: ca (the test CA), other
@@ -992,6 +1008,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
         fast_election=args.fast_election,
         detached=True,
         extra_args=args.etcd_arg or (),
+        jwt=args.jwt,
     )
     if args.tls:
         if args.members != 1:
@@ -1065,6 +1082,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                             "(see make_certs); prints the https endpoint last")
             sp.add_argument("--client-cert-auth", action="store_true",
                             help="with --tls: require client certificates signed by CERT_DIR/ca.pem")
+            sp.add_argument("--jwt", action="store_true",
+                            help="JWT auth tokens signed with a throwaway key pair (tokens go old on a role change)")
             sp.add_argument("--etcd-arg", metavar="ARG", action="append", default=[],
                             help="appended to every member's command line (repeatable; write "
                             "--etcd-arg=--flag=value)")

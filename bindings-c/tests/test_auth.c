@@ -230,8 +230,7 @@ static void test_watch_after_idle_and_wrong_password(void) {
 }
 
 /* covers: AUTH-REFRESH-002
- * (Passes on the core of edf101d^ too, before unary requests refreshed a stale token, as the
- * Node twin does when built from that tree; 3bf7337 found the same of the core test.) */
+ * g_auth's member issues JWTs (bindings-c/test.sh), which a role change makes old. */
 static void test_token_made_old_by_a_role_change(void) {
     etcdlock_client *c = connect_app(g_auth);
     if (!c) return;

@@ -27,7 +27,9 @@ function etcdWithAppUser(args = []) {
 
 const prefixEtcd = etcdWithAppUser();
 const refreshEtcd = etcdWithAppUser(['--etcd-arg=--auth-token-ttl=2']);
-const roleChangeEtcd = etcdWithAppUser();
+// JWTs carry the auth revision they were issued at, so a role change makes them old (etcd's
+// simple tokens never go old: it checks them against its current revision).
+const roleChangeEtcd = etcdWithAppUser(['--jwt']);
 const app = (endpoint, password = 'apppw') => ({ endpoints: [endpoint], auth: { user: 'app', password }, timeout: 5000 });
 
 /** The next event of `w` within `ms`, as [type, key, value]. */
@@ -119,6 +121,14 @@ test('expired tokens are refreshed: a request after 4 s idle, a lock held 4 s ha
   assert.equal(etcdctlAt(refreshEtcd, '--user', 'root:rootpw', 'get', '--prefix', '--keys-only', 'app/held').trim(), '');
 });
 
+/** A put under each of two watched keys; each watch delivers its own. */
+async function bothDeliver(c, before, after) {
+  await c.put('app/w1', 'a');
+  await c.put('app/w2', 'b');
+  assert.deepEqual(await nextEvent(before), ['put', 'app/w1', 'a']);
+  assert.deepEqual(await nextEvent(after), ['put', 'app/w2', 'b']);
+}
+
 // covers: AUTH-REFRESH-001 (a new watch on a stream idle past the token; a wrong password)
 test('a watch created on a stream idle 4 s is created and delivers; a wrong password is AUTH at once', async (t) => {
   const c = await Client.connect(app(refreshEtcd));
@@ -128,10 +138,7 @@ test('a watch created on a stream idle 4 s is created and delivers; a wrong pass
   await sleep(4000);
   const after = c.watch('app/w2');
   await after.ready;
-  await c.put('app/w1', 'a');
-  await c.put('app/w2', 'b');
-  assert.deepEqual(await nextEvent(before), ['put', 'app/w1', 'a']);
-  assert.deepEqual(await nextEvent(after), ['put', 'app/w2', 'b']);
+  await bothDeliver(c, before, after);
   before.close();
   after.close();
 
@@ -142,9 +149,6 @@ test('a watch created on a stream idle 4 s is created and delivers; a wrong pass
 });
 
 // covers: AUTH-REFRESH-002
-// (Passes on the core of edf101d^ too, before unary requests refreshed a stale token: checked
-// with this binding built from that tree, connecting as root there because its connect probe
-// needed a permission `app` lacks. 3bf7337 found the same of the core test.)
 test('a token made old by a role change is refreshed for requests, a new watch, keepalives and the release', async (t) => {
   const c = await Client.connect(app(roleChangeEtcd));
   t.after(() => c.close());
@@ -159,10 +163,7 @@ test('a token made old by a role change is refreshed for requests, a new watch, 
   // A new watch on the open watch stream: etcd checks the stream's (old) token.
   const after = c.watch('app/w2');
   await after.ready;
-  await c.put('app/w1', 'a');
-  await c.put('app/w2', 'b');
-  assert.deepEqual(await nextEvent(before), ['put', 'app/w1', 'a']);
-  assert.deepEqual(await nextEvent(after), ['put', 'app/w2', 'b']);
+  await bothDeliver(c, before, after);
   await sleep(7000); // held past its TTL twice over: only keepalives go meanwhile
   assert.ok(lock.isHeld(), `lock lost: ${lock.lostReason()}`);
   assert.ok((await c.put('app/fenced', 'x', { ifHeld: lock })) > 0n);

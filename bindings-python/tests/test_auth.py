@@ -1,6 +1,6 @@
 """Token refresh against real etcd members with auth enabled: one whose tokens live 2 s
-(`--auth-token-ttl 2`), and one whose auth store changes under a client (a role change makes
-every earlier token old): the user / password keywords of Client and AsyncClient."""
+(`--auth-token-ttl 2`), and one with JWT tokens whose auth store changes under a client (a
+role change makes every earlier JWT old): the user / password keywords of Client and AsyncClient."""
 
 import asyncio
 import os
@@ -30,8 +30,10 @@ def ttl_etcd():
 
 @pytest.fixture(scope="module")
 def auth_etcd():
-    """A member with auth enabled and etcd's default token lifetime (5 min), root and `app`."""
-    with Cluster(1) as c:
+    """A member with auth enabled and JWT tokens (etcd's default lifetime, 5 min), root and
+    `app`: a JWT carries the auth revision it was issued at, so a role change makes it old
+    (etcd's simple tokens never go old: it checks them against its current revision)."""
+    with Cluster(1, jwt=True) as c:
         yield c.enable_auth_with_app_user(APP_PASSWORD)
 
 
@@ -99,8 +101,7 @@ def test_a_watch_created_on_a_stream_idle_past_the_token_works_and_a_wrong_passw
 
 # covers: AUTH-REFRESH-002
 def test_a_token_made_old_by_a_role_change_is_refreshed_for_requests_watches_and_keepalives(auth_etcd):
-    """Passes on the core of edf101d^ too, before unary requests refreshed a stale token (the
-    Node twin does when built from that tree; 3bf7337 found the same of the core test)."""
+    """Fails when a request, a watch or a keepalive refused for an old token is not refreshed."""
     with _app(auth_etcd) as c:
         # A watch stream and a keepalive stream opened with the token of the current auth revision.
         before = c.watch("app/w1")

@@ -167,6 +167,20 @@ impl Etcd {
         etcd
     }
 
+    /// [`Etcd::start_with_args`] with JWT auth tokens, signed with a throwaway ES256 key pair
+    /// (removed once the members have read it). A JWT carries the auth revision it was issued
+    /// at, so any change to users or roles makes every earlier token "old"; etcd's default
+    /// simple tokens never are, since it checks them against its current revision.
+    pub fn start_with_jwt(n: usize, extra: &[&str]) -> Etcd {
+        let dir = data_base().join(format!("etcdlock-jwt-{}-{}", std::process::id(), rand_suffix()));
+        let flag = tls::jwt_keys(&dir);
+        let mut args = vec!["--auth-token", flag.as_str()];
+        args.extend_from_slice(extra);
+        let etcd = Etcd::start_with_args(n, &args);
+        let _ = std::fs::remove_dir_all(&dir);
+        etcd
+    }
+
     pub fn endpoints(&self) -> Vec<String> {
         self.members.iter().map(Member::endpoint).collect()
     }

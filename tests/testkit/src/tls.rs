@@ -11,6 +11,17 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Writes an ES256 key pair for etcd's JWT auth tokens into `dir` and returns the value of
+/// etcd's `--auth-token` flag that uses it.
+pub fn jwt_keys(dir: &std::path::Path) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let key = KeyPair::generate().unwrap(); // ECDSA P-256
+    let (private, public) = (dir.join("jwt.key"), dir.join("jwt.pub"));
+    std::fs::write(&private, key.serialize_pem()).unwrap();
+    std::fs::write(&public, key.public_key_pem()).unwrap();
+    format!("jwt,pub-key={},priv-key={},sign-method=ES256", public.display(), private.display())
+}
+
 /// Paths of the PEM files in [`Certs::dir`].
 pub struct Certs {
     pub dir: PathBuf,
