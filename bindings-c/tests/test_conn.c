@@ -400,6 +400,21 @@ static void hold_proxy_stop(struct hold_proxy *p) {
     }
 }
 
+/* Starts the hold proxy `p` in front of the test's etcd and returns a client connected through
+ * it (NULL if either failed), with the proxy told to hold back the request that carries `key`. */
+static etcdlock_client *client_holding(struct hold_proxy *p, const char *key, int64_t request_timeout_ms) {
+    char cmd[200], answer[64];
+    etcdlock_client *c = NULL;
+    etcdlock_client_options o;
+    CHECK(hold_proxy_start(p, endpoint_port(endpoints())) == 0);
+    etcdlock_client_options_init(&o);
+    o.request_timeout_ms = request_timeout_ms;
+    if (p->endpoint[0]) CHECK_RC(etcdlock_client_new(p->endpoint, &o, &c), ETCDLOCK_OK);
+    snprintf(cmd, sizeof cmd, "hold %s", key);
+    CHECK(hold_proxy_cmd(p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
+    return c;
+}
+
 struct watch_call {
     etcdlock_client *client;
     const char *prefix;
@@ -424,19 +439,12 @@ static void *watch_thread(void *arg) {
  * checked. */
 static void test_a_watch_whose_stream_is_reset_before_etcd_confirms_it(void) {
     struct hold_proxy p = {0};
-    char prefix[140], cmd[200], answer[64];
+    char prefix[140], answer[64];
     unique(prefix, sizeof prefix, "created");
     strcat(prefix, "/");
-    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
-    etcdlock_client *c = NULL, *direct = connect_client();
-    etcdlock_client_options o;
-    etcdlock_client_options_init(&o);
-    o.request_timeout_ms = 5000;
-    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
+    etcdlock_client *direct = connect_client(), *c = client_holding(&p, prefix, 5000);
     if (!c || !direct) goto out;
 
-    snprintf(cmd, sizeof cmd, "hold %s", prefix);
-    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
     struct watch_call call = {c, prefix, NULL, -1};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, watch_thread, &call) == 0);
@@ -487,16 +495,11 @@ out:
  * (both were ETCDLOCK_E_TIMEOUT before the core told them apart, 9c7cb51^). */
 static void test_a_request_deadline_is_timeout_and_a_lock_wait_lock_timeout(void) {
     struct hold_proxy p = {0};
-    char name[140], key[160], cmd[200], answer[64];
+    char name[140], key[160], answer[64];
     unique(name, sizeof name, "timeouts");
-    snprintf(key, sizeof key, "%s-never", name);
-    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
-    etcdlock_client *c = NULL, *direct = connect_client();
+    snprintf(key, sizeof key, "%s-never", name); /* held back by the proxy: never answered */
+    etcdlock_client *direct = connect_client(), *c = client_holding(&p, key, 500);
     etcdlock_lock *held = NULL, *l = NULL;
-    etcdlock_client_options o;
-    etcdlock_client_options_init(&o);
-    o.request_timeout_ms = 500;
-    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
     if (!c || !direct) goto out;
     CHECK_RC(etcdlock_lock_acquire(direct, name, 10, 5000, NULL, &held), ETCDLOCK_OK);
 
@@ -505,8 +508,6 @@ static void test_a_request_deadline_is_timeout_and_a_lock_wait_lock_timeout(void
     CHECK(l == NULL);
 
     /* A request whose answer never comes. */
-    snprintf(cmd, sizeof cmd, "hold %s", key);
-    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
     etcdlock_buf *b = NULL;
     double t0 = now_ms();
     CHECK_RC(etcdlock_get(c, K(key), &b), ETCDLOCK_E_TIMEOUT);
@@ -548,19 +549,13 @@ static void *cancel_call_thread(void *arg) {
  * core, the C API returned the lock: ETCDLOCK_OK.) */
 static void test_an_acquire_that_succeeds_after_cancel_is_released(void) {
     struct hold_proxy p = {0};
-    char name[140], cmd[200], answer[64];
+    char name[140], key[142], answer[64];
     unique(name, sizeof name, "cancel-won");
-    CHECK(hold_proxy_start(&p, endpoint_port(endpoints())) == 0);
-    etcdlock_client *c = NULL, *direct = connect_client();
+    snprintf(key, sizeof key, "%s/", name);
+    etcdlock_client *direct = connect_client(), *c = client_holding(&p, key, 5000);
     etcdlock_cancel *cancel = etcdlock_cancel_new();
-    etcdlock_client_options o;
-    etcdlock_client_options_init(&o);
-    o.request_timeout_ms = 5000;
-    if (p.endpoint[0]) CHECK_RC(etcdlock_client_new(p.endpoint, &o, &c), ETCDLOCK_OK);
     if (!c || !direct || !cancel) goto out;
 
-    snprintf(cmd, sizeof cmd, "hold %s/", name);
-    CHECK(hold_proxy_cmd(&p, cmd, answer, sizeof answer) == 0 && strcmp(answer, "ok") == 0);
     struct cancel_call call = {c, name, cancel, NULL, -1};
     pthread_t t;
     CHECK(pthread_create(&t, NULL, cancel_call_thread, &call) == 0);

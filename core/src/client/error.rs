@@ -223,7 +223,7 @@ fn convert(e: &etcd_client::Error) -> Error {
 /// be applied.
 fn never_proposed(status: &tonic::Status) -> bool {
     const TONIC_UNSENT: [&str; 2] = ["tcp connect error", "error trying to connect"];
-    crate::transport::fate::of(status).unsent
+    crate::transport::fate::of(status).unsent()
         || TONIC_UNSENT.iter().any(|m| status.message().contains(m))
         || etcd_says(status.message()) == Some(Says::NoLeader)
 }
@@ -242,7 +242,7 @@ fn from_status(status: &tonic::Status) -> Error {
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
             let mut e = Error::new(ErrorKind::Unavailable, msg);
             e.unsent = never_proposed(status);
-            e.permanent = crate::transport::fate::of(status).permanent;
+            e.permanent = crate::transport::fate::of(status).permanent();
             e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
@@ -300,9 +300,9 @@ mod tests {
     #[test]
     fn the_kv_channels_marks_say_unsent_and_permanent() {
         use crate::transport::fate::{self, Fate};
-        let unsent = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UNSENT, "no connection")));
+        let unsent = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::Unsent, "no connection")));
         assert!(unsent.is_unsent() && unsent.is_transient());
-        let tls = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UNSENT_FOR_GOOD, "bad certificate")));
+        let tls = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UnsentForGood, "bad certificate")));
         assert!(tls.is_unsent() && !tls.is_transient());
         // Unmarked, with words that once meant either: neither.
         let plain = Error::from(unavailable("TLS handshake failed: etcd connection failed"));

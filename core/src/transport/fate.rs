@@ -8,23 +8,31 @@ use tonic::{Code, Status};
 const KEY: &str = "etcdlock-fate";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Fate {
+pub(crate) enum Fate {
+    /// Nothing is known: the request may have been applied.
+    #[default]
+    Unknown,
     /// The request never left this process: sending it again cannot apply it twice.
-    pub unsent: bool,
-    /// Sending it again will not help (the member's certificate was not accepted).
-    pub permanent: bool,
+    Unsent,
+    /// Never sent, and sending it again will not help (the member's certificate was not
+    /// accepted).
+    UnsentForGood,
 }
 
 impl Fate {
-    pub const UNSENT: Fate = Fate { unsent: true, permanent: false };
-    pub const UNSENT_FOR_GOOD: Fate = Fate { unsent: true, permanent: true };
+    pub fn unsent(self) -> bool {
+        self != Fate::Unknown
+    }
+
+    pub fn permanent(self) -> bool {
+        self == Fate::UnsentForGood
+    }
 
     fn value(self) -> &'static str {
-        match (self.unsent, self.permanent) {
-            (true, true) => "unsent-permanent",
-            (true, false) => "unsent",
-            (false, true) => "permanent",
-            (false, false) => "",
+        match self {
+            Fate::Unknown => "",
+            Fate::Unsent => "unsent",
+            Fate::UnsentForGood => "unsent-permanent",
         }
     }
 }
@@ -39,9 +47,8 @@ pub(crate) fn status(fate: Fate, message: impl Into<String>) -> Status {
 /// What `status` says of its request (nothing, unless the KV channel made it).
 pub(crate) fn of(status: &Status) -> Fate {
     match status.metadata().get(KEY).and_then(|v| v.to_str().ok()) {
-        Some("unsent-permanent") => Fate::UNSENT_FOR_GOOD,
-        Some("unsent") => Fate::UNSENT,
-        Some("permanent") => Fate { unsent: false, permanent: true },
-        _ => Fate::default(),
+        Some("unsent-permanent") => Fate::UnsentForGood,
+        Some("unsent") => Fate::Unsent,
+        _ => Fate::Unknown,
     }
 }

@@ -235,7 +235,7 @@ impl Shared {
                     self.forget(&conn);
                     tries -= 1;
                     if tries == 0 {
-                        return Err(fate::status(Fate::UNSENT, format!("no connection to etcd: {e}")));
+                        return Err(fate::status(Fate::Unsent, format!("no connection to etcd: {e}")));
                     }
                 }
             }
@@ -282,10 +282,10 @@ impl Shared {
             }
         }
         Err(match last {
-            Some(conn::Failed::Io(e)) => fate::status(Fate::UNSENT, format!("cannot connect to etcd: {e}")),
-            Some(conn::Failed::Tls(e)) => fate::status(Fate::UNSENT_FOR_GOOD, format!("cannot connect to etcd: {e}")),
+            Some(conn::Failed::Io(e)) => fate::status(Fate::Unsent, format!("cannot connect to etcd: {e}")),
+            Some(conn::Failed::Tls(e)) => fate::status(Fate::UnsentForGood, format!("cannot connect to etcd: {e}")),
             Some(conn::Failed::Refused(e)) => Status::permission_denied(e),
-            None => fate::status(Fate::UNSENT, "cannot connect to etcd: no endpoint"),
+            None => fate::status(Fate::Unsent, "cannot connect to etcd: no endpoint"),
         })
     }
 
