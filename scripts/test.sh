@@ -7,13 +7,29 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-deps.sh
 
-echo "== Rust: core unit, integration, fault and interop tests"
-cargo test --release --workspace --all-targets
+echo "== Rust: core unit, integration, fault and interop tests (etcd 3.5.1)"
+# Three fault tests do not apply to 3.5.1; they run on 3.6.16 and 3.5.35 below.
+echo "skipped on etcd 3.5.1: a_frozen_then_resumed_leader_costs_no_lock (FAULT-PAUSE-LEADER-001: before 3.5.13 a resumed old leader can revoke leases kept alive through the new one, etcd-io/etcd#15247)"
+echo "skipped on etcd 3.5.1: connection_resets_during_acquire_and_release_* and connection_resets_under_contention_* (FAULT-RESET-001/002: 3.5.0-3.5.4 members crash on a read-only Txn cut off by a reset, etcd-io/etcd#14110)"
+cargo test --release --workspace --all-targets -- \
+    --skip a_frozen_then_resumed_leader_costs_no_lock --skip connection_resets_during_acquire_and_release \
+    --skip connection_resets_under_contention
 cargo test --release --workspace --doc
 
-echo "== Rust: core integration and fault tests again, on etcd 3.6 (built from Go modules: the version floor)"
-etcd_new="$(bash scripts/build-etcd.sh)"
-ETCD_BIN="$etcd_new" ETCDCTL_BIN="$PWD/.tools/bin/etcdctl" cargo test --release -p etcdlock --tests
+# etcd built from the Go module proxy (scripts/build-etcd.sh): the newest 3.6, which every suite
+# below runs on, and the newest 3.5; the packaged 3.5.1 above stays as the oldest.
+etcd_new="$(bash scripts/build-etcd.sh v3.6.16)"
+etcd_35="$(bash scripts/build-etcd.sh v3.5.35)"
+export ETCDCTL_BIN="$PWD/.tools/bin/etcdctl"
+
+echo "== Rust: core integration and fault tests again, on etcd 3.6.16"
+ETCD_BIN="$etcd_new" cargo test --release -p etcdlock --tests
+
+echo "== Rust: core integration and fault tests again, on etcd 3.5.35"
+ETCD_BIN="$etcd_35" cargo test --release -p etcdlock --tests
+
+# From here on every suite, the demo and the benchmark smoke run use etcd 3.6.16.
+export ETCD_BIN="$etcd_new"
 
 echo "== Rust: the demo example (two workers on a local etcd it starts itself)"
 cargo run --quiet --release -p etcdlock --example demo
@@ -41,7 +57,7 @@ echo "== Benchmark smoke run: every language's bench runs (numbers are not check
 python3 bench/run.py --rounds 1 --seconds 0.2
 # The Rust bench's TLS rows and their plain twins (its own etcd serving both, client certificates),
 # on etcd 3.6: 3.5 before 3.5.8 serves gRPC over TLS at half speed whoever the client (bench/README.md).
-ETCD_BIN="$etcd_new" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
+cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 
 echo "== The history checker's positive controls (tests/history: a correct lock must pass P1-P6, five broken ones must be caught)"
 python3 tests/history/test_check.py

@@ -189,11 +189,8 @@ async fn a_frozen_then_resumed_leader_costs_no_lock() {
     // Below 3.5.13 a resumed old leader may revoke leases that were kept alive through the new
     // one before it learns it lost (etcd-io/etcd#15247, fixed by #16822 / #17425): the lock would
     // be lost through no fault of ours. That is a race (this test passed 3 of 3 times on 3.5.1
-    // here), so older servers are skipped rather than expected to fail; scripts/test.sh runs
-    // it on 3.6.
-    if !server_at_least((3, 5, 13), "it can revoke leases from a resumed old leader") {
-        return;
-    }
+    // here), so older servers skip it rather than expect it to fail.
+    require_server((3, 5, 13), "it can revoke leases from a resumed old leader");
     let etcd = Etcd::start(3);
     let eps = etcd.endpoints();
     let client = client_for(&eps).await;
@@ -357,19 +354,15 @@ async fn connection_resets_during_acquire_and_release_cost_no_acquisition_and_le
     // A read-only Txn cut off by a reset crashes etcd 3.5.0-3.5.4 (etcd-io/etcd#14110: "unexpected
     // error during txn: context canceled"). One name per client made that rare, not impossible: a
     // position re-read after an enqueue whose reply was lost is such a Txn, and a 3.5.1 member
-    // died that way here under CI load. scripts/test.sh runs this on 3.6.16 too.
-    if !server_at_least((3, 5, 5), "a member can crash under this test (etcd-io/etcd#14110)") {
-        return;
-    }
+    // died that way here under CI load.
+    require_server((3, 5, 5), "a member can crash under this test (etcd-io/etcd#14110)");
     lock_through_resets(|w| format!("reset/{w}")).await;
 }
 
 // covers: FAULT-RESET-002
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_resets_under_contention_cost_no_acquisition_and_never_two_holders() {
-    if !server_at_least((3, 5, 5), "it crashes under this test (etcd-io/etcd#14110)") {
-        return;
-    }
+    require_server((3, 5, 5), "a member can crash under this test (etcd-io/etcd#14110)");
     lock_through_resets(|_| "reset/shared".to_string()).await;
 }
 
