@@ -1,7 +1,7 @@
 //! Watches (polled with a timeout) and their events.
 
 use crate::client::etcdlock_client;
-use crate::ffi::{self, invalid};
+use crate::ffi;
 use etcdlock::{Error, ErrorKind, EventType, Watch, WatchEvent, WatchOptions};
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -40,10 +40,8 @@ pub unsafe extern "C" fn etcdlock_watch_open(
         let c = unsafe { ffi::arg(client, "client") }?;
         let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
         let out = ffi::out(out, "out")?;
-        if start_revision < 0 {
-            return Err(invalid(format!("start_revision must be >= 0, got {start_revision}")));
-        }
-        let opts = WatchOptions { prefix, start_revision: (start_revision > 0).then_some(start_revision), prev_kv: false };
+        // 0 is C's "none"; a negative revision is refused by the core.
+        let opts = WatchOptions { prefix, start_revision: (start_revision != 0).then_some(start_revision), prev_kv: false };
         let client = c.client.clone();
         let watch = ffi::block(async move { client.watch(key, opts).await })?;
         unsafe { *out = ffi::into_raw(etcdlock_watch { watch: Arc::new(tokio::sync::Mutex::new(watch)) }) };

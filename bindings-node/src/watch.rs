@@ -5,10 +5,7 @@ use etcdlock::{CancellationToken, EventType, WatchEvent};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use std::future::Future;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 /// Events already received are handed over together, up to this many per promise.
 const MAX_BATCH: usize = 256;
@@ -44,21 +41,15 @@ fn to_js(e: WatchEvent) -> NativeEvent {
     }
 }
 
-struct State {
-    watch: etcdlock::Watch,
-    /// An error met while draining a batch, reported by the following call.
-    error: Option<etcdlock::Error>,
-}
-
 #[napi]
 pub struct NativeWatch {
-    state: Arc<tokio::sync::Mutex<State>>,
+    watch: Arc<tokio::sync::Mutex<etcdlock::Watch>>,
     closed: CancellationToken,
 }
 
 impl NativeWatch {
     pub fn new(watch: etcdlock::Watch) -> Self {
-        NativeWatch { state: Arc::new(tokio::sync::Mutex::new(State { watch, error: None })), closed: CancellationToken::new() }
+        NativeWatch { watch: Arc::new(tokio::sync::Mutex::new(watch)), closed: CancellationToken::new() }
     }
 }
 
@@ -74,36 +65,15 @@ impl NativeWatch {
     /// (e.g. `COMPACTED`), after which the watch is finished.
     #[napi]
     pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Option<Vec<NativeEvent>>>> {
-        let (state, closed) = (self.state.clone(), self.closed.clone());
+        let (watch, closed) = (self.watch.clone(), self.closed.clone());
         let fut = async move {
-            let mut guard = state.lock().await;
-            let state = &mut *guard;
-            if let Some(e) = state.error.take() {
-                return Err(e);
-            }
-            let w = &mut state.watch;
-            let first = tokio::select! {
+            let mut w = watch.lock().await;
+            let batch = tokio::select! {
                 biased;
                 _ = closed.cancelled() => None,
-                e = w.next() => e,
+                b = w.next_batch(MAX_BATCH) => b,
             };
-            let Some(first) = first else { return Ok(None) };
-            let mut batch = vec![first?];
-            // Take whatever else is already buffered without waiting (core's next() is
-            // cancel-safe: events are queued before they are returned).
-            while batch.len() < MAX_BATCH {
-                let mut cx = Context::from_waker(Waker::noop());
-                match pin!(w.next()).poll(&mut cx) {
-                    Poll::Ready(Some(Ok(e))) => batch.push(e),
-                    Poll::Ready(Some(Err(e))) => {
-                        state.error = Some(e);
-                        break;
-                    }
-                    // The end is reported by the next call.
-                    _ => break,
-                }
-            }
-            Ok(Some(batch))
+            batch.transpose()
         };
         promise::spawn(env, fut, |_, batch: Option<Vec<WatchEvent>>| Ok(batch.map(|b| b.into_iter().map(to_js).collect())))
     }
@@ -112,7 +82,7 @@ impl NativeWatch {
     #[napi]
     pub fn close(&self) {
         self.closed.cancel();
-        let state = self.state.clone();
-        etcdlock::runtime::spawn(async move { state.lock().await.watch.close() });
+        let watch = self.watch.clone();
+        etcdlock::runtime::spawn(async move { watch.lock().await.close() });
     }
 }

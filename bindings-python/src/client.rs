@@ -42,9 +42,7 @@ impl ClientInner {
         let c = self
             .client
             .get_or_try_init(|| async {
-                let c = Client::connect(self.endpoints.clone(), self.opts.clone()).await?;
-                register(self);
-                Ok::<_, Error>(c)
+                Client::connect(self.endpoints.clone(), self.opts.clone()).await
             })
             .await?
             .clone();
@@ -59,45 +57,6 @@ impl ClientInner {
     pub fn connected(&self) -> Option<&Client> {
         self.client.get()
     }
-}
-
-/// Every client this binding connected in this process, for `close_all` at exit.
-/// Weak: a client dropped without `close()` must not be kept alive by this list.
-static CLIENTS: std::sync::Mutex<Vec<std::sync::Weak<ClientInner>>> = std::sync::Mutex::new(Vec::new());
-
-fn register(inner: &Arc<ClientInner>) {
-    let mut all = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
-    all.retain(|w| w.strong_count() > 0);
-    all.push(Arc::downgrade(inner));
-}
-
-/// Closes every client of this process at once, within about `timeout`.
-///
-/// The core's `runtime::shutdown` closes clients one after another: closing the first can
-/// free a lock that a waiter on a later client then starts to take, and that waiter's
-/// requests are cut off a moment later when its own client closes (etcd 3.5.1 crashes on
-/// some cut-off reads, etcd-io/etcd#14110). Cancelling every client together avoids both.
-pub fn close_all(timeout: Duration) {
-    let pid = runtime::current_pid();
-    let clients: Vec<Client> = std::mem::take(&mut *CLIENTS.lock().unwrap_or_else(|p| p.into_inner()))
-        .into_iter()
-        .filter_map(|w| w.upgrade())
-        .filter(|i| i.pid == pid)
-        .filter_map(|i| i.connected().cloned())
-        .filter(|c| !c.is_closed())
-        .collect();
-    if clients.is_empty() || !runtime::runtime_started() {
-        return;
-    }
-    let _ = runtime::block_on(async move {
-        let closing: Vec<_> = clients.into_iter().map(|c| tokio::spawn(async move { c.close().await })).collect();
-        let _ = tokio::time::timeout(timeout, async {
-            for c in closing {
-                let _ = c.await;
-            }
-        })
-        .await;
-    });
 }
 
 /// Raw bytes as a Python `bytes`.
@@ -255,6 +214,6 @@ impl NativeClient {
     #[pyo3(signature = (key, prefix=false, start_revision=None))]
     fn watch(&self, key: &[u8], prefix: bool, start_revision: Option<i64>) -> PyResult<NativeWatch> {
         self.inner.check().py()?;
-        Ok(NativeWatch::new(self.inner.clone(), key.to_vec(), prefix, start_revision))
+        NativeWatch::new(self.inner.clone(), key.to_vec(), prefix, start_revision)
     }
 }

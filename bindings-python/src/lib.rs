@@ -27,10 +27,7 @@ fn _runtime_started() -> bool {
 fn _shutdown(py: Python<'_>, timeout: f64) -> PyResult<()> {
     let timeout = Duration::try_from_secs_f64(timeout).unwrap_or(Duration::from_secs(2));
     op::SHUT_DOWN.store(etcdlock::runtime::current_pid(), std::sync::atomic::Ordering::Release);
-    errors::IntoPy::py(py.detach(|| {
-        client::close_all(timeout);
-        etcdlock::runtime::shutdown(timeout)
-    }))
+    errors::IntoPy::py(py.detach(|| etcdlock::runtime::shutdown(timeout)))
 }
 
 #[pymodule]

@@ -8,6 +8,9 @@ use pyo3::types::PyBytes;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+/// Events taken from the core per crossing into the runtime; the rest wait in `ready`.
+const MAX_BATCH: usize = 256;
+
 struct Shared {
     client: Arc<ClientInner>,
     key: Vec<u8>,
@@ -15,8 +18,8 @@ struct Shared {
     /// The core watch; None before start and after close. Locked by one `next()` at a time.
     watch: tokio::sync::Mutex<Option<Watch>>,
     started: std::sync::atomic::AtomicBool,
-    /// Events read from the core but not yet handed to Python: a `next()` whose caller gave up
-    /// (Ctrl-C) leaves its event here for the following one.
+    /// Events read from the core (a batch at a time) but not yet handed to Python, one per
+    /// `next()`; a `next()` whose caller gave up (Ctrl-C) leaves its event here too.
     ready: std::sync::Mutex<VecDeque<WatchEvent>>,
     closed: CancellationToken,
 }
@@ -56,9 +59,11 @@ pub struct NativeWatch {
 }
 
 impl NativeWatch {
-    pub fn new(client: Arc<ClientInner>, key: Vec<u8>, prefix: bool, start_revision: Option<i64>) -> Self {
+    /// Checks the arguments at once (ValueError), as the core does; nothing is sent yet.
+    pub fn new(client: Arc<ClientInner>, key: Vec<u8>, prefix: bool, start_revision: Option<i64>) -> PyResult<Self> {
         let opts = WatchOptions { prefix, start_revision, prev_kv: false };
-        NativeWatch {
+        crate::errors::IntoPy::py(opts.check(&key))?;
+        Ok(NativeWatch {
             shared: Arc::new(Shared {
                 client,
                 key,
@@ -68,7 +73,7 @@ impl NativeWatch {
                 ready: Default::default(),
                 closed: CancellationToken::new(),
             }),
-        }
+        })
     }
 }
 
@@ -110,16 +115,16 @@ impl NativeWatch {
                     r = shared.ensure_started(&mut slot) => r?,
                 }
                 let Some(watch) = slot.as_mut() else { return value(None::<()>) };
-                // Watch::next is cancel-safe: an event is only taken out when it is returned.
+                // next_batch is cancel-safe: events are only taken out when they are returned.
                 let next = tokio::select! {
                     biased;
                     _ = token.cancelled() => return Err(Error::new(ErrorKind::Cancelled, "watch read cancelled")),
                     _ = shared.closed.cancelled() => None,
-                    n = watch.next() => n,
+                    n = watch.next_batch(MAX_BATCH) => n,
                 };
                 match next {
-                    Some(Ok(event)) => {
-                        shared.ready.lock().unwrap().push_back(event);
+                    Some(Ok(events)) => {
+                        shared.ready.lock().unwrap().extend(events);
                         Ok(shared.clone().pop_ready())
                     }
                     Some(Err(e)) => Err(e),

@@ -110,7 +110,7 @@ class AsyncClient:
     ) -> int:
         """Like ``Client.put``: returns the revision; with ``if_held``, ``NotHeld`` and nothing
         written unless that lock is held."""
-        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value", allow_empty=True)
+        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, AsyncLease):
             raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
         if if_held is not None and not isinstance(if_held, AsyncLock):
@@ -133,10 +133,8 @@ class AsyncClient:
     def watch(self, key: BytesLike, *, prefix: bool = False, start_revision: Optional[int] = None) -> "AsyncWatch":
         """An async iterator of ``WatchEvent``. The watch starts at ``async with`` (or the first
         ``__anext__``); changes from then on (or from ``start_revision``) are delivered."""
-        k = _args.to_bytes(key, "key", allow_empty=True)
+        k = _args.to_bytes(key, "key")
         p = _args.flag(prefix, "prefix")
-        if not k and not p:
-            raise ValueError("key must not be empty (use prefix=True with an empty key to watch everything)")
         return AsyncWatch(self._n.watch(k, p, _args.start_revision(start_revision)))
 
 

@@ -1,8 +1,9 @@
 """Argument checks shared by the sync and async APIs: wrong types raise ``TypeError`` (Python's
 job), before anything is sent. Values the core checks (a TTL's range, a lock name's form, an
-empty key) are left to it: its ``InvalidArgument`` arrives as ``ValueError``, also before
-anything is sent. What stays here are values only Python has: ints too big for 64 bits, NaN
-or -1 timeouts in ``threading.Lock`` style, and the shape of arguments."""
+empty key or server name, a start revision, a certificate file) are left to it: its
+``InvalidArgument`` arrives as ``ValueError``, also before anything is sent. What stays here
+are values only Python has: ints too big for 64 bits, NaN or -1 timeouts in
+``threading.Lock`` style, and the shape of arguments."""
 
 import math
 import operator
@@ -14,29 +15,19 @@ BytesLike = Union[str, bytes, bytearray, memoryview]
 _I64 = 1 << 63
 
 
-def to_bytes(value: object, what: str, allow_empty: bool = False) -> bytes:
+def to_bytes(value: object, what: str) -> bytes:
     """``str`` (encoded as UTF-8) or a bytes-like object, as ``bytes``."""
     if isinstance(value, str):
-        b = value.encode("utf-8")
-    elif isinstance(value, (bytes, bytearray, memoryview)):
-        b = bytes(value)
-    else:
-        raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
-    if not b and not allow_empty:
-        raise ValueError(f"{what} must not be empty")
-    return b
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{what} must be str or bytes, not {type(value).__name__}")
 
 
 def ttl(value: object) -> int:
     """A whole number of seconds (``bool`` and ``float`` are refused); the core checks its
     range."""
-    if isinstance(value, bool) or not _is_int(value):
-        raise TypeError(f"ttl must be an int number of seconds, not {type(value).__name__}")
-    n = operator.index(value)  # type: ignore[arg-type]
-    if not -_I64 <= n < _I64:
-        # Python's ints are unbounded; the core's TTL is 64 bits (and at most etcd's limit).
-        raise ValueError(f"ttl must be a positive number of seconds within etcd's limit, got {n}")
-    return n
+    return _int64(value, "ttl", "an int number of seconds")
 
 
 def seconds(value: object, what: str) -> float:
@@ -97,37 +88,24 @@ def credentials(user: object, password: object) -> Sequence[Optional[str]]:
 
 def path(value: object, what: str) -> Optional[str]:
     """None, or a file path given as ``str`` or ``os.PathLike`` (``bytes`` paths are refused),
-    as ``str``. The file itself is read when the client connects."""
+    as ``str``. The core reads the file when the client connects."""
     if value is None:
         return None
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str or os.PathLike path or None, not {type(value).__name__}")
-    if not value:
-        raise ValueError(f"{what} must not be empty")
     return value
 
 
 def server_name(value: object) -> Optional[str]:
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    if value is not None and not isinstance(value, str):
         raise TypeError(f"server_name must be a str or None, not {type(value).__name__}")
-    if not value:
-        raise ValueError("server_name must not be empty")
     return value
 
 
 def start_revision(value: object) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not _is_int(value):
-        raise TypeError(f"start_revision must be an int or None, not {type(value).__name__}")
-    n = operator.index(value)  # type: ignore[arg-type]
-    if n <= 0:
-        raise ValueError(f"start_revision must be positive, got {n}")
-    return n
+    return None if value is None else _int64(value, "start_revision", "an int or None")
 
 
 def flag(value: object, what: str) -> bool:
@@ -141,9 +119,15 @@ def callback(value: object) -> None:
         raise TypeError(f"callback must be callable, not {type(value).__name__}")
 
 
-def _is_int(value: object) -> bool:
+def _int64(value: object, what: str, expected: str) -> int:
+    """An int (``bool`` refused) that fits the core's 64 bits; its range is the core's to check."""
     try:
-        operator.index(value)  # type: ignore[arg-type]
+        if isinstance(value, bool):
+            raise TypeError
+        n = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
-        return False
-    return True
+        raise TypeError(f"{what} must be {expected}, not {type(value).__name__}") from None
+    if not -_I64 <= n < _I64:
+        # Python's ints are unbounded; the core's are 64 bits.
+        raise ValueError(f"{what} is out of range: {n}")
+    return n

@@ -87,7 +87,7 @@ class Client:
         revision. With ``if_held=lock`` the write happens only while that lock is held (etcd
         checks it in the same transaction); otherwise ``NotHeld`` is raised and nothing is
         written."""
-        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value", allow_empty=True)
+        k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, Lease):
             raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
         if if_held is not None and not isinstance(if_held, Lock):
@@ -112,10 +112,8 @@ class Client:
         confirmed the watch: every change after that (or from ``start_revision``) is delivered,
         in order, without gaps, across reconnects. Raises ``Compacted`` if ``start_revision``
         is no longer available."""
-        k = _args.to_bytes(key, "key", allow_empty=True)
+        k = _args.to_bytes(key, "key")
         p = _args.flag(prefix, "prefix")
-        if not k and not p:
-            raise ValueError("key must not be empty (use prefix=True with an empty key to watch everything)")
         n = self._n.watch(k, p, _args.start_revision(start_revision))
         n.start().wait()
         return Watch(n)

@@ -43,6 +43,32 @@ pub struct Watch {
     pending: VecDeque<WatchEvent>,
     backoff: Backoff,
     done: bool,
+    /// An error met while [`Watch::next_batch`] gathered a batch, returned by the next call.
+    deferred: Option<Error>,
+}
+
+impl WatchOptions {
+    /// Checks `key` and these options as [`Client::watch`] does, before anything is sent (for
+    /// bindings that create the watch later than they take its arguments).
+    ///
+    /// ```
+    /// use etcdlock::WatchOptions;
+    /// assert!(WatchOptions::default().check(b"jobs/1").is_ok());
+    /// assert!(WatchOptions::default().check(b"").is_err()); // everything needs `prefix: true`
+    /// assert!(WatchOptions { start_revision: Some(0), ..Default::default() }.check(b"k").is_err());
+    /// ```
+    pub fn check(&self, key: &[u8]) -> Result<()> {
+        if key.is_empty() && !self.prefix {
+            return Err(Error::invalid("key must not be empty (use prefix=true with an empty key to watch everything)"));
+        }
+        if !self.prefix {
+            validate::key(key)?;
+        }
+        match self.start_revision {
+            Some(r) if r <= 0 => Err(Error::invalid(format!("start_revision must be positive, got {r}"))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Watch {
@@ -54,17 +80,8 @@ impl std::fmt::Debug for Watch {
 impl Watch {
     pub(crate) async fn new(client: &Client, key: Vec<u8>, opts: WatchOptions) -> Result<Watch> {
         client.check_open()?;
-        if key.is_empty() && !opts.prefix {
-            return Err(Error::invalid("key must not be empty (use prefix=true with an empty key to watch everything)"));
-        }
-        if !opts.prefix {
-            validate::key(&key)?;
-        }
-        let start = match opts.start_revision {
-            None | Some(0) => 0,
-            Some(r) if r < 0 => return Err(Error::invalid(format!("start_revision must be positive, got {r}"))),
-            Some(r) => r,
-        };
+        opts.check(&key)?;
+        let start = opts.start_revision.unwrap_or(0);
         let spec = Spec { key, prefix: opts.prefix, start_revision: start, prev_kv: opts.prev_kv, only_deletes: false };
         let mut watch = Watch {
             client: client.clone(),
@@ -73,6 +90,7 @@ impl Watch {
             next_revision: start,
             pending: VecDeque::new(),
             backoff: Backoff::default(),
+            deferred: None,
             done: false,
         };
         watch.wait_created().await?;
@@ -167,6 +185,50 @@ impl Watch {
         }
     }
 
+    /// The next events: waits for one, then takes every event already received, up to `max`
+    /// in all (at least one), without waiting again. For bindings that hand events across a
+    /// thread or language boundary, where each crossing costs more than the events themselves.
+    /// Cancel-safe like [`Watch::next`]; an error met after the first event of a batch is
+    /// returned by the following call, and `None` means the watch ended.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+    /// let mut watch = client.watch("jobs/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await?;
+    /// while let Some(batch) = watch.next_batch(256).await {
+    ///     for event in batch? {
+    ///         println!("{:?} at {}", event.kv.key, event.revision());
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn next_batch(&mut self, max: usize) -> Option<Result<Vec<WatchEvent>>> {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        if let Some(e) = self.deferred.take() {
+            return Some(Err(e));
+        }
+        let mut batch = match self.next().await? {
+            Ok(first) => vec![first],
+            Err(e) => return Some(Err(e)),
+        };
+        // Whatever is ready now, without waiting: one poll of `next`, dropped if it is pending
+        // (it is cancel-safe).
+        while batch.len() < max {
+            let mut cx = Context::from_waker(Waker::noop());
+            let polled = std::pin::pin!(self.next()).poll(&mut cx);
+            match polled {
+                Poll::Ready(Some(Ok(e))) => batch.push(e),
+                Poll::Ready(Some(Err(e))) => {
+                    self.deferred = Some(e);
+                    break;
+                }
+                // The end is reported by the next call, which finds the watch done.
+                Poll::Ready(None) | Poll::Pending => break,
+            }
+        }
+        Some(Ok(batch))
+    }
+
     /// The revision the next event will have at least (0 before the watch started).
     pub fn next_revision(&self) -> i64 {
         self.next_revision
@@ -177,6 +239,7 @@ impl Watch {
         self.done = true;
         self.sub = None;
         self.pending.clear();
+        self.deferred = None;
     }
 
     fn fail(&mut self, e: Error) -> Option<Result<WatchEvent>> {
