@@ -175,6 +175,9 @@ pub(crate) enum Says {
     /// The member knows no leader; etcd answers so before the request reaches its handler, so
     /// nothing was proposed.
     NoLeader,
+    /// Raft refused the proposal (e.g. while leadership moves to another member): it never
+    /// entered the log, so it cannot be applied.
+    ProposalDropped,
     /// A lease of the requested ID exists already.
     LeaseExists,
     /// No lease of the requested ID (anymore).
@@ -185,7 +188,7 @@ pub(crate) enum Says {
 /// (the strings etcd's own Go client compares, `rpctypes.ErrorDesc`, mostly without their
 /// "etcdserver: " prefix, which a watch's cancel reason may not carry), and all etcd gives a
 /// watch's cancel reason, which has no code. Every string match on an answer of etcd's is here.
-const ETCD_SAYS: [(&str, Says); 11] = [
+const ETCD_SAYS: [(&str, Says); 12] = [
     ("invalid auth token", Says::StaleToken),
     ("revision of auth store is old", Says::StaleToken),
     ("revision in header is old", Says::StaleToken),
@@ -195,6 +198,7 @@ const ETCD_SAYS: [(&str, Says); 11] = [
     ("user name not found", Says::Auth),
     ("required revision has been compacted", Says::Compacted),
     ("etcdserver: no leader", Says::NoLeader),
+    ("raft proposal dropped", Says::ProposalDropped),
     ("lease already exists", Says::LeaseExists),
     ("lease not found", Says::LeaseNotFound),
 ];
@@ -225,7 +229,7 @@ fn never_proposed(status: &tonic::Status) -> bool {
     const TONIC_UNSENT: [&str; 2] = ["tcp connect error", "error trying to connect"];
     crate::transport::fate::of(status).unsent()
         || TONIC_UNSENT.iter().any(|m| status.message().contains(m))
-        || etcd_says(status.message()) == Some(Says::NoLeader)
+        || matches!(etcd_says(status.message()), Some(Says::NoLeader | Says::ProposalDropped))
 }
 
 fn from_status(status: &tonic::Status) -> Error {
@@ -315,6 +319,16 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Unavailable);
         assert!(e.is_unsent());
         assert!(!may_have_applied(&unavailable("etcdserver: no leader")));
+    }
+
+    #[test]
+    fn a_dropped_proposal_was_never_applied_and_may_be_sent_again() {
+        // etcd's ErrGRPCProposalDropped carries gRPC code Unknown.
+        let dropped = || etcd_client::Error::GRpcStatus(tonic::Status::new(tonic::Code::Unknown, "etcdserver: raft proposal dropped"));
+        let e = Error::from(dropped());
+        assert_eq!(e.kind(), ErrorKind::Unavailable);
+        assert!(e.is_unsent() && e.is_transient());
+        assert!(!may_have_applied(&dropped()));
     }
 
     #[test]
