@@ -17,7 +17,8 @@ every few seconds. After the warm-up (a quarter of the run, at least 15 s), the 
 value) of the last third of the samples must not exceed the floor of the first third by more than
 10 % (fds and threads: and by more than 2, since a connection being re-made to a restarted member
 or a runtime thread coming and going is one unit of a small number). Floors, because a garbage
-collector's swings only raise peaks, while a leak raises the floor.
+collector's swings only raise peaks, while a leak raises the floor. Node's RSS is judged only in
+runs of 5 minutes or more (V8 grows its heap for about the first two minutes).
 
 Fails (exit 1) when: a worker exits non-zero or hangs past its bound, the checker reports a
 violation, something is left in etcd, acquisitions stop (none in any 30 s window), or a worker's
@@ -49,6 +50,7 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 from etcd_harness import Cluster  # noqa: E402
 from test_scenarios import DEMO, DemoEvents, Run, oks  # noqa: E402
 
+NODE_RSS_MIN_RUN_S = 300
 TTL = 5  # a member paused or killed (an election) must not cost every holder its lease
 
 
@@ -68,12 +70,12 @@ def proc_sample(pid: int):
         return None
 
 
-def resource_problems(label: str, samples: list, warm: float):
+def resource_problems(label: str, samples: list, warm: float, not_judged=()):
     """Judges one worker's (t_s, fds, threads, rss_kb) samples after the warm-up by their floor:
     the lowest value of the last third may exceed the lowest of the first third by at most 10 %
     (fds and threads: or by at most 2). A leak raises the floor; a garbage collector's swings
     (Node's RSS moves by 20 % between samples) only raise peaks. Returns (a printable summary,
-    [problems])."""
+    [problems]). Names in ``not_judged`` are printed but never a problem."""
     after = [s for s in samples if s[0] >= warm]
     if len(after) < 6:
         return f"only {len(after)} samples after {warm:.0f} s", [f"{label}: only {len(after)} resource samples after the warm-up"]
@@ -85,7 +87,9 @@ def resource_problems(label: str, samples: list, warm: float):
         peak = max(s[k] for s in after)
         growth = (end - base) / base if base else 0.0
         line.append(f"{name} {base:g}->{end:g} (peak {peak:g}, {growth * 100:+.1f} %)")
-        if end > base * 1.10 and end - base > slack:
+        if name in not_judged:
+            line[-1] += " not judged"
+        elif end > base * 1.10 and end - base > slack:
             problems.append(f"{label}: {name} grew from {base:g} to {end:g} ({growth * 100:+.1f} %) after the warm-up")
     return ", ".join(line) + f"  [{len(after)} samples after {warm:.0f} s]", problems
 
@@ -257,11 +261,18 @@ def main(argv=None) -> int:
             failed = [r for r in recs if r["op"] == "acquire" and r["phase"] in ("fail", "unknown")]
             lost = [r for r in recs if r["op"] == "lost"]
             gaps = [(b - a) / 1e9 for a, b in zip(acq, acq[1:])]
+            # A lost signal that fires during the holder's own release (its key deleted by that
+            # release) is a spurious report, not a loss: counted apart and printed.
+            released_at = {(r["process"], r.get("token")): r["t"] for r in recs
+                           if r["op"] == "release" and r["phase"] == "invoke"}
+            own = [r for r in lost if (r["process"], r.get("token")) in released_at
+                   and released_at[(r["process"], r.get("token"))] <= r["t"]]
             print(f"soak: nemesis: {len(nemesis.actions)} actions "
                   f"({ {k: sum(1 for x in nemesis.actions if x[0] == k) for k in ('kill-leader', 'pause', 'move-leader')} }), "
                   f"{len(nemesis.errors)} failed {nemesis.errors[:3]}")
             print(f"soak: {len(acq)} acquisitions {by}; {len(failed)} failed or unknown acquires "
-                  f"({sorted(set(r.get('error', '')[:50] for r in failed))[:5]}), {len(lost)} lost; longest gap "
+                  f"({sorted(set(r.get('error', '')[:50] for r in failed))[:5]}), {len(lost)} lost "
+                  f"({len(own)} of them signalled after the holder's own release began: spurious); longest gap "
                   f"without an acquisition {max(gaps, default=0):.2f} s", flush=True)
             if len(acq) < 10 * len(procs):
                 problems.append(f"only {len(acq)} acquisitions")
@@ -277,7 +288,11 @@ def main(argv=None) -> int:
                 json.dump({"fields": ["t_s", "fds", "threads", "rss_kb"], "samples": samples}, f)
             warm = max(15.0, duration / 4)
             for label, ss in samples.items():
-                lines, found = resource_problems(label, ss, warm)
+                # V8 grows Node's heap for about two minutes (a 10-minute run: RSS 87 MB at 60 s,
+                # 71-76 MB from 120 s on; 1-minute runs: +18 and +20 % between 15 and 60 s), so
+                # Node's RSS is judged only in runs of 5 minutes or more.
+                skip = ("rss_kb",) if label == "node" and duration < NODE_RSS_MIN_RUN_S else ()
+                lines, found = resource_problems(label, ss, warm, skip)
                 problems += found
                 print(f"soak: {label}: {lines}")
             try:

@@ -42,6 +42,8 @@ def test_resource_judge_on_made_up_samples():
     grow = [(t, 12 + t // 10, 4, 30000 + t * 200) for t in range(0, 60, 2)]  # floors: +3 fds, +17 % rss
     _, problems = resource_problems("grow", grow, 15)
     assert [p.split(":")[1].split()[0] for p in problems] == ["fds", "rss_kb"], problems
+    _, problems = resource_problems("grow", grow, 15, not_judged=("rss_kb",))  # Node's RSS in a short run
+    assert [p.split(":")[1].split()[0] for p in problems] == ["fds"], problems
     two_more = [(t, 20 + (2 if t > 40 else 0), 4, 30000) for t in range(0, 60, 2)]  # +2 fds: within the slack
     assert resource_problems("two", two_more, 15)[1] == []
     assert resource_problems("short", flat[:9], 15)[1], "too few samples after the warm-up must be a problem"

@@ -17,16 +17,16 @@ Bounds: every wait here has a timeout; workers are bounded and killed by PID at 
 """
 from __future__ import annotations
 
-import asyncio
+import json
 import os
+import subprocess
 import sys
 import threading
 import time
 
-import pytest
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # tests/, for etcd_harness
 
 import etcdlock  # noqa: E402
 import etcd_history  # noqa: E402
@@ -261,9 +261,6 @@ asyncio.run(asyncio.wait_for(main(sys.argv[1], sys.argv[2], int(sys.argv[3])), 9
 
 # covers: FAULT-SLOWWATCH-001
 def test_slow_watch_consumer_gets_every_event_and_does_not_starve_locks(cluster, make_run):
-    import json
-    import subprocess
-
     run = make_run("s17")
     flood_prefix = run.name.rsplit("/", 1)[0] + "/flood/"  # under neither prefix the checker reads
     rec = Recorder(os.path.join(run.dir, "same-client.jsonl"), "same-client")
