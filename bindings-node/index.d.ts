@@ -100,6 +100,54 @@ export type LockOptions = {
      * aborting rejects with an AbortError and removes the queue key
      */
     signal?: AbortSignal;
+    /**
+     * stored in the queue key for `inspect()` to show (who holds or waits: a
+     * host, a pid, a short text); at most 4096 bytes (`INVALID_ARGUMENT` otherwise); default empty,
+     * as `etcdctl lock` stores
+     */
+    value?: Bytes;
+};
+/**
+ * One acquisition in a lock's queue.
+ */
+export type QueueEntry = {
+    /**
+     * the queue key, `<name>/<lease hex>[-n]`
+     */
+    key: Buffer;
+    /**
+     * the key's create revision: its token once it holds
+     */
+    fencingToken: bigint;
+    /**
+     * the lease the key is bound to
+     */
+    lease: bigint;
+    /**
+     * seconds the lease has left on the server (null: gone)
+     */
+    ttl: number | null;
+    /**
+     * what the acquire attached (`lock(name, { value })`); empty for none
+     */
+    value: Buffer;
+};
+/**
+ * A lock's queue as etcd has it at one revision.
+ */
+export type LockState = {
+    /**
+     * null when the lock is free
+     */
+    holder: QueueEntry | null;
+    /**
+     * the others, in the order they will hold the lock
+     */
+    waiters: QueueEntry[];
+    /**
+     * the etcd revision the queue was read at
+     */
+    revision: bigint;
 };
 export type WatchOptions = {
     /**
@@ -138,6 +186,25 @@ export type WatchOptions = {
  * @property {number} [ttl] lease TTL in whole seconds (default 10)
  * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
  * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ * @property {Bytes} [value] stored in the queue key for `inspect()` to show (who holds or waits: a
+ *   host, a pid, a short text); at most 4096 bytes (`INVALID_ARGUMENT` otherwise); default empty,
+ *   as `etcdctl lock` stores
+ */
+/**
+ * One acquisition in a lock's queue.
+ * @typedef {object} QueueEntry
+ * @property {Buffer} key the queue key, `<name>/<lease hex>[-n]`
+ * @property {bigint} fencingToken the key's create revision: its token once it holds
+ * @property {bigint} lease the lease the key is bound to
+ * @property {number | null} ttl seconds the lease has left on the server (null: gone)
+ * @property {Buffer} value what the acquire attached (`lock(name, { value })`); empty for none
+ */
+/**
+ * A lock's queue as etcd has it at one revision.
+ * @typedef {object} LockState
+ * @property {QueueEntry | null} holder null when the lock is free
+ * @property {QueueEntry[]} waiters the others, in the order they will hold the lock
+ * @property {bigint} revision the etcd revision the queue was read at
  */
 /**
  * @typedef {object} WatchOptions
@@ -170,6 +237,13 @@ export class Client {
      * @returns {Promise<Lock>}
      */
     lock(name: Bytes, options?: LockOptions): Promise<Lock>;
+    /**
+     * The queue of lock `name` as etcd has it now, whoever holds or waits (this client, another,
+     * `etcdctl lock`): the holder (null when free) and the waiters in order. Changes nothing.
+     * @param {Bytes} name
+     * @returns {Promise<LockState>}
+     */
+    inspect(name: Bytes): Promise<LockState>;
     /**
      * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
      * @param {number} ttl
@@ -409,4 +483,18 @@ export const codes: Readonly<{
     AUTH: "AUTH";
     WRONG_CONTEXT: "WRONG_CONTEXT";
     INTERNAL: "INTERNAL";
+}>;
+/**
+ * The diagnostics_channel names the library publishes its events on, one per area. Each message
+ * is `{ level, area, message, fields }`: level 'error' | 'warn' | 'info' | 'debug', the event's
+ * fixed message, and its fields (`lock`, `token`, `reason`, `held_ms`, `lease`, `member`...).
+ * Debug events (each acquisition and release) are sent while a channel has subscribers, as seen
+ * at each `new Client()` and `lock()`, or with NODE_DEBUG=etcdlock (which prints every event).
+ * @readonly
+ */
+export const logChannels: Readonly<{
+    lock: "etcdlock:lock";
+    lease: "etcdlock:lease";
+    watch: "etcdlock:watch";
+    connection: "etcdlock:connection";
 }>;

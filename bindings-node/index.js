@@ -6,11 +6,14 @@
 // lives in the Rust core. `index.d.ts` is generated from the JSDoc here (`npm run types`).
 
 const native = require('./native.js');
+const log = require('./log.js');
 const { isMainThread } = require('node:worker_threads');
 
 // The native side settles every promise through one threadsafe function per JS thread, which
 // napi wants a JS function for; this one is never called for anything else.
 native.initCompletions(() => {});
+// The library's events on diagnostics_channel and NODE_DEBUG=etcdlock (log.js).
+log.start(native);
 
 /** Lock TTL in seconds when `lock()` is not given one. */
 const DEFAULT_LOCK_TTL = 10;
@@ -620,6 +623,27 @@ class Watch {
  * @property {number} [ttl] lease TTL in whole seconds (default 10)
  * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
  * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ * @property {Bytes} [value] stored in the queue key for `inspect()` to show (who holds or waits: a
+ *   host, a pid, a short text); at most 4096 bytes (`INVALID_ARGUMENT` otherwise); default empty,
+ *   as `etcdctl lock` stores
+ */
+
+/**
+ * One acquisition in a lock's queue.
+ * @typedef {object} QueueEntry
+ * @property {Buffer} key the queue key, `<name>/<lease hex>[-n]`
+ * @property {bigint} fencingToken the key's create revision: its token once it holds
+ * @property {bigint} lease the lease the key is bound to
+ * @property {number | null} ttl seconds the lease has left on the server (null: gone)
+ * @property {Buffer} value what the acquire attached (`lock(name, { value })`); empty for none
+ */
+
+/**
+ * A lock's queue as etcd has it at one revision.
+ * @typedef {object} LockState
+ * @property {QueueEntry | null} holder null when the lock is free
+ * @property {QueueEntry[]} waiters the others, in the order they will hold the lock
+ * @property {bigint} revision the etcd revision the queue was read at
  */
 
 /**
@@ -644,6 +668,7 @@ class Client {
 
   /** @param {ClientOptions} options */
   constructor(options) {
+    log.refresh(native);
     const o = toOptions(options, 'options');
     let endpoints = o.endpoints;
     if (typeof endpoints === 'string') endpoints = endpoints.split(',');
@@ -709,11 +734,13 @@ class Client {
    * @returns {Promise<Lock>}
    */
   async lock(name, options) {
+    log.refresh(native);
     const n = toBytes(name, 'name');
     const o = toOptions(options, 'options');
     const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
     const timeout = toMillis(o.timeout, 'timeout');
     const signal = toSignal(o.signal);
+    const value = o.value === undefined ? undefined : toBytes(o.value, 'value');
     if (signal && signal.aborted) throw abortError(signal);
     const client = await this.#client();
     let token;
@@ -725,7 +752,7 @@ class Client {
     }
     let lock;
     try {
-      lock = new Lock(await client.lock(n, ttl, timeout, token), this);
+      lock = new Lock(await client.lock(n, ttl, timeout, token, value), this);
     } catch (e) {
       if (signal && signal.aborted && e && e.code === 'CANCELLED') throw abortError(signal);
       throw fromNative(e);
@@ -741,6 +768,22 @@ class Client {
     }
     this.#owned.add(lock);
     return lock;
+  }
+
+  /**
+   * The queue of lock `name` as etcd has it now, whoever holds or waits (this client, another,
+   * `etcdctl lock`): the holder (null when free) and the waiters in order. Changes nothing.
+   * @param {Bytes} name
+   * @returns {Promise<LockState>}
+   */
+  async inspect(name) {
+    const n = toBytes(name, 'name');
+    const client = await this.#client();
+    try {
+      return await client.inspect(n);
+    } catch (e) {
+      throw fromNative(e);
+    }
   }
 
   /**
@@ -862,4 +905,14 @@ class Client {
   }
 }
 
-module.exports = { Client, Lock, Lease, Watch, EtcdlockError, AbortError, codes };
+/**
+ * The diagnostics_channel names the library publishes its events on, one per area. Each message
+ * is `{ level, area, message, fields }`: level 'error' | 'warn' | 'info' | 'debug', the event's
+ * fixed message, and its fields (`lock`, `token`, `reason`, `held_ms`, `lease`, `member`...).
+ * Debug events (each acquisition and release) are sent while a channel has subscribers, as seen
+ * at each `new Client()` and `lock()`, or with NODE_DEBUG=etcdlock (which prints every event).
+ * @readonly
+ */
+const logChannels = log.channels;
+
+module.exports = { Client, Lock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels };

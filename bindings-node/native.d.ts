@@ -10,7 +10,9 @@ export declare class CancelToken {
 export declare class NativeClient {
   static connect(opts: ConnectOptions): Promise<NativeClient>
   /** Acquires `name`: `timeoutMs` absent = wait forever, 0 = try once. */
-  lock(name: Uint8Array, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null): Promise<NativeLock>
+  lock(name: Uint8Array, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
+  /** The queue of lock `name` as etcd has it now. */
+  inspect(name: Uint8Array): Promise<LockState>
   lease(ttl: number): Promise<NativeLease>
   put(key: Uint8Array, value: Uint8Array, lease?: NativeLease | undefined | null): Promise<bigint>
   get(key: Uint8Array): Promise<Buffer | undefined | null>
@@ -107,3 +109,50 @@ export declare function runtimeStarted(): boolean
  * and stops the runtime, waiting at most `timeoutMs`. Called by the wrapper at process exit.
  */
 export declare function shutdown(timeoutMs: number): void
+
+/** One acquisition in a lock's queue. */
+export interface QueueEntry {
+  key: Buffer
+  fencingToken: bigint
+  lease: bigint
+  /** Seconds the lease has left; null when it is gone. */
+  ttl: number | null
+  value: Buffer
+}
+
+/** A lock's queue at one revision. */
+export interface LockState {
+  holder: QueueEntry | null
+  waiters: Array<QueueEntry>
+  revision: bigint
+}
+
+export interface LogField {
+  key: string
+  /** The value as text (always set). */
+  text: string
+  /** Set for numbers that a JS number holds exactly. */
+  number?: number
+  /** Set for flags. */
+  flag?: boolean
+}
+
+export interface LogEntry {
+  /** 'error' | 'warn' | 'info' | 'debug' | 'trace' */
+  level: string
+  /** 'lock' | 'lease' | 'watch' | 'connection' */
+  area: string
+  message: string
+  /** The message, then `name=value` for each field. */
+  text: string
+  fields: Array<LogField>
+}
+
+/**
+ * Sends this environment the core's events (WARN and INFO, DEBUG after `setLogDebug`);
+ * returns its id for `setLogDebug`.
+ */
+export declare function initLog(cb: (arg: LogEntry) => unknown): number
+
+/** Whether environment `id` wants DEBUG events (each acquisition and release). */
+export declare function setLogDebug(id: number, on: boolean): void

@@ -67,6 +67,37 @@
 #define ETCDLOCK_LOST_CLOSED 4
 
 /**
+ * No events (etcdlock_set_log_callback's `level` to turn the callback off).
+ */
+#define ETCDLOCK_LOG_OFF 0
+
+/**
+ * Something failed and was not retried.
+ */
+#define ETCDLOCK_LOG_ERROR 1
+
+/**
+ * A user may need to act: a lock lost, a lease expired on the server, a watch ended by
+ * compaction, a queue key that could not be deleted.
+ */
+#define ETCDLOCK_LOG_WARN 2
+
+/**
+ * The library coped: a keepalive or watch stream reopened, requests moved to another member.
+ */
+#define ETCDLOCK_LOG_INFO 3
+
+/**
+ * Each acquisition and release, auth token refreshes, background retries.
+ */
+#define ETCDLOCK_LOG_DEBUG 4
+
+/**
+ * Finer detail (none emitted today).
+ */
+#define ETCDLOCK_LOG_TRACE 5
+
+/**
  * Success.
  */
 #define ETCDLOCK_OK 0
@@ -274,6 +305,47 @@ typedef struct etcdlock_client_options {
 } etcdlock_client_options;
 
 /**
+ * One acquisition in a lock's queue. Pointers are valid until etcdlock_lock_state_free.
+ */
+typedef struct etcdlock_queue_entry {
+  /**
+   * The queue key, `<name>/<lease hex>[-n]` (`key_len` bytes, not NUL-terminated).
+   */
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The key's create revision: the fencing token it has, or will have once it holds.
+   */
+  int64_t fencing_token;
+  /**
+   * The lease the key is bound to.
+   */
+  int64_t lease;
+  /**
+   * Seconds the lease has left on the server; -1 when it is gone (the key goes with it).
+   */
+  int64_t ttl_s;
+  /**
+   * What the acquire attached (etcdlock_lock_acquire_with_value); empty for none.
+   */
+  const uint8_t *value;
+  size_t value_len;
+} etcdlock_queue_entry;
+
+/**
+ * A lock's queue at one revision: `entries[0]` is the holder when `n_entries` > 0, the
+ * others wait in that order. Free with etcdlock_lock_state_free.
+ */
+typedef struct etcdlock_lock_state {
+  const struct etcdlock_queue_entry *entries;
+  size_t n_entries;
+  /**
+   * The etcd revision the queue was read at.
+   */
+  int64_t revision;
+} etcdlock_lock_state;
+
+/**
  * Called once when a lock or lease is lost, on a library thread, with the `user_data` given
  * at registration and an `ETCDLOCK_LOST_*` reason. It must not block for long, and blocking
  * etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD.
@@ -295,6 +367,45 @@ typedef void (*etcdlock_lock_cb)(void *user_data, int status, struct etcdlock_lo
  * thread, under the same rules as etcdlock_lock_cb.
  */
 typedef void (*etcdlock_done_cb)(void *user_data, int status);
+
+/**
+ * One structured field of an event, both strings NUL-terminated (numbers in decimal).
+ */
+typedef struct etcdlock_log_field {
+  const char *key;
+  const char *value;
+} etcdlock_log_field;
+
+/**
+ * One event, valid only during the callback (copy what you keep).
+ */
+typedef struct etcdlock_log_record {
+  /**
+   * ETCDLOCK_LOG_ERROR ... ETCDLOCK_LOG_TRACE.
+   */
+  int level;
+  /**
+   * "lock", "lease", "watch" or "connection".
+   */
+  const char *area;
+  /**
+   * The event's fixed message, e.g. "lock lost: it may be held by another client now".
+   */
+  const char *message;
+  /**
+   * Its fields, e.g. lock, token, reason, held_ms for a lost lock.
+   */
+  const struct etcdlock_log_field *fields;
+  size_t n_fields;
+} etcdlock_log_record;
+
+/**
+ * Called with each event at or above the level given to etcdlock_set_log_callback, on the
+ * thread that emitted it: a library thread, or yours inside a library call. It must return
+ * quickly and must not call etcdlock functions (an event may be emitted while the library
+ * holds one of its locks); events emitted on its own thread while it runs are dropped.
+ */
+typedef void (*etcdlock_log_cb)(const struct etcdlock_log_record *record, void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -344,6 +455,29 @@ int etcdlock_client_new(const char *endpoints,
  * e.g. inside such a callback). NULL is a no-op.
  */
 void etcdlock_client_free(struct etcdlock_client *client);
+
+/**
+ * Reads the queue of lock `name` (whoever holds or waits: this library, `etcdctl lock`, Go's
+ * concurrency.Mutex) and writes it to `*out`. Changes nothing. A bad name is
+ * ETCDLOCK_E_INVALID_ARGUMENT before anything is sent.
+ *
+ *     etcdlock_lock_state *st = NULL;
+ *     if (etcdlock_inspect(client, "jobs", &st) == ETCDLOCK_OK) {
+ *         for (size_t i = 0; i < st->n_entries; i++)
+ *             printf("%s token %lld value %.*s\n", i == 0 ? "holder" : "waiter",
+ *                    (long long)st->entries[i].fencing_token,
+ *                    (int)st->entries[i].value_len, (const char *)st->entries[i].value);
+ *         etcdlock_lock_state_free(st);
+ *     }
+ */
+int etcdlock_inspect(struct etcdlock_client *client,
+                     const char *name,
+                     struct etcdlock_lock_state **out);
+
+/**
+ * Frees what etcdlock_inspect wrote. NULL is a no-op.
+ */
+void etcdlock_lock_state_free(struct etcdlock_lock_state *state);
 
 /**
  * Writes `value` at `key`. With `if_held` (nullable), the write happens only while that lock
@@ -472,6 +606,21 @@ int etcdlock_lock_acquire(struct etcdlock_client *client,
                           struct etcdlock_lock **out);
 
 /**
+ * etcdlock_lock_acquire that also stores `value` (`value_len` bytes, at most 4096; NULL with
+ * length 0 for none) in the queue key, for etcdlock_inspect to show: who holds or waits (a
+ * host, a pid, a short text). etcdlock_lock_acquire stores nothing, as `etcdctl lock` does.
+ * A longer value is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent.
+ */
+int etcdlock_lock_acquire_with_value(struct etcdlock_client *client,
+                                     const char *name,
+                                     int64_t ttl_s,
+                                     int64_t timeout_ms,
+                                     const struct etcdlock_cancel *cancel,
+                                     const uint8_t *value,
+                                     size_t value_len,
+                                     struct etcdlock_lock **out);
+
+/**
  * The fencing token: strictly greater than every earlier holder's token for this name.
  * 0 for NULL.
  */
@@ -543,6 +692,21 @@ int etcdlock_lock_acquire_async(struct etcdlock_client *client,
  * this returns. The lock may be freed before `cb` runs.
  */
 int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb, void *user_data);
+
+/**
+ * Sends the library's events at `level` and above (ETCDLOCK_LOG_ERROR ... ETCDLOCK_LOG_TRACE)
+ * to `cb` with `user_data`, replacing any earlier callback; ETCDLOCK_LOG_OFF or a NULL `cb`
+ * turns it off (the default). When this returns, no call of the previous callback is still
+ * running, so its `user_data` may be freed. ETCDLOCK_E_INVALID_ARGUMENT for a level outside
+ * 0..5 (nothing changes); ETCDLOCK_E_WRONG_THREAD from inside the log callback.
+ *
+ *     static void on_log(const etcdlock_log_record *r, void *user_data) {
+ *         fprintf((FILE *)user_data, "etcdlock %s [%s]: %s\n", r->area,
+ *                 r->level == ETCDLOCK_LOG_WARN ? "warn" : "other", r->message);
+ *     }
+ *     etcdlock_set_log_callback(ETCDLOCK_LOG_WARN, on_log, stderr);
+ */
+int etcdlock_set_log_callback(int level, etcdlock_log_cb cb, void *user_data);
 
 /**
  * Fills the first `struct_size` bytes of `opts` with the defaults (5 s timeouts, no user,

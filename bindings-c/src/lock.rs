@@ -54,6 +54,34 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
     })
 }
 
+/// etcdlock_lock_acquire that also stores `value` (`value_len` bytes, at most 4096; NULL with
+/// length 0 for none) in the queue key, for etcdlock_inspect to show: who holds or waits (a
+/// host, a pid, a short text). etcdlock_lock_acquire stores nothing, as `etcdctl lock` does.
+/// A longer value is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_acquire_with_value(
+    client: *mut etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+    value: *const u8,
+    value_len: usize,
+    out: *mut *mut etcdlock_lock,
+) -> c_int {
+    ffi::status(|| {
+        let c = unsafe { ffi::arg(client, "client") }?;
+        let out = ffi::out(out, "out")?;
+        let value = unsafe { ffi::bytes(value, value_len, "value") }?;
+        etcdlock::check_lock_value(value)?;
+        let (mutex, mut opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
+        opts.value = value.to_vec();
+        let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
+        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
+        Ok(())
+    })
+}
+
 /// The fencing token: strictly greater than every earlier holder's token for this name.
 /// 0 for NULL.
 #[no_mangle]
@@ -185,5 +213,5 @@ pub(crate) unsafe fn request(
     }
     // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
     let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
-    Ok((c.client.mutex(name, ttl_s)?, LockOptions { timeout, cancel }))
+    Ok((c.client.mutex(name, ttl_s)?, LockOptions { timeout, cancel, ..Default::default() }))
 }

@@ -84,10 +84,28 @@ impl NativeClient {
         ttl: i64,
         timeout_ms: Option<f64>,
         cancel: Option<&CancelToken>,
+        value: Option<&[u8]>,
     ) -> Result<PromiseRaw<'env, NativeLock>> {
         let mutex = self.client.mutex(name.to_vec(), ttl);
-        let opts = LockOptions { timeout: timeout_ms.map(ms), cancel: cancel.map(|c| c.token.clone()) };
+        let value = value.map(<[u8]>::to_vec).unwrap_or_default();
+        let opts = LockOptions { timeout: timeout_ms.map(ms), cancel: cancel.map(|c| c.token.clone()), value };
         promise::spawn(env, async move { mutex?.lock_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
+    }
+
+    /// The queue of lock `name` as etcd has it now.
+    #[napi]
+    pub fn inspect<'env>(&self, env: &'env Env, name: &[u8]) -> Result<PromiseRaw<'env, LockState>> {
+        let (client, name) = (self.client.clone(), name.to_vec());
+        promise::spawn(env, async move { client.inspect(&name).await }, |_, s| {
+            let entry = |e: etcdlock::QueueEntry| QueueEntry {
+                key: e.key.into(),
+                fencing_token: BigInt::from(e.fencing_token),
+                lease: BigInt::from(e.lease),
+                ttl: e.ttl,
+                value: e.value.into(),
+            };
+            Ok(LockState { holder: s.holder.map(entry), waiters: s.waiters.into_iter().map(entry).collect(), revision: BigInt::from(s.revision) })
+        })
     }
 
     #[napi]
@@ -148,4 +166,23 @@ impl NativeClient {
     pub fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
+}
+
+/// One acquisition in a lock's queue.
+#[napi(object, use_nullable = true)]
+pub struct QueueEntry {
+    pub key: Buffer,
+    pub fencing_token: BigInt,
+    pub lease: BigInt,
+    /// Seconds the lease has left; null when it is gone.
+    pub ttl: Option<i64>,
+    pub value: Buffer,
+}
+
+/// A lock's queue at one revision.
+#[napi(object, use_nullable = true)]
+pub struct LockState {
+    pub holder: Option<QueueEntry>,
+    pub waiters: Vec<QueueEntry>,
+    pub revision: BigInt,
 }

@@ -13,6 +13,7 @@ mod client;
 mod error;
 mod lease;
 mod lock;
+mod log;
 mod lost;
 mod promise;
 mod spin;

@@ -69,6 +69,12 @@ impl Bridge {
     pub fn sink(&self, id: u64) -> Sink {
         Sink { shared: Some(self.shared.clone()), id }
     }
+
+    /// Makes sinks into this bridge without holding the Python object (for the log sink).
+    pub fn sink_factory(&self) -> impl Fn(u64) -> Sink + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move |id| Sink { shared: Some(shared.clone()), id }
+    }
 }
 
 #[pymethods]

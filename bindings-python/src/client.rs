@@ -202,12 +202,39 @@ impl NativeClient {
 
     /// A lock handle; sends nothing. Name and TTL are checked at once (ValueError), connected
     /// or not, by the core's checks.
-    fn lock(&self, name: &[u8], ttl: i64) -> PyResult<NativeLock> {
+    #[pyo3(signature = (name, ttl, value=None))]
+    fn lock(&self, name: &[u8], ttl: i64, value: Option<&[u8]>) -> PyResult<NativeLock> {
         self.inner.check().py()?;
         etcdlock::check_lock_name(name).py()?;
         etcdlock::check_ttl(ttl).py()?;
+        let value = value.unwrap_or_default();
+        etcdlock::check_lock_value(value).py()?;
         let mutex = self.inner.connected().map(|c| c.mutex(name.to_vec(), ttl)).transpose().py()?;
-        Ok(NativeLock::new(self.inner.clone(), name.to_vec(), ttl, mutex))
+        Ok(NativeLock::new(self.inner.clone(), name.to_vec(), ttl, value.to_vec(), mutex))
+    }
+
+    /// The queue of lock `name`: `(holder, waiters, revision)`, each entry a tuple
+    /// `(key, fencing_token, lease, ttl or None, value)`. The name is checked at once.
+    fn inspect(&self, name: &[u8]) -> PyResult<Op> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(name).py()?;
+        let (inner, name) = (self.inner.clone(), name.to_vec());
+        Ok(Op::new(async move {
+            let client = inner.get().await?;
+            let s = client.inspect(&name).await?;
+            type Entry = (Vec<u8>, i64, i64, Option<i64>, Vec<u8>);
+            let entry = |e: etcdlock::QueueEntry| -> Entry { (e.key, e.fencing_token, e.lease, e.ttl, e.value) };
+            let holder = s.holder.map(entry);
+            let waiters: Vec<Entry> = s.waiters.into_iter().map(entry).collect();
+            let revision = s.revision;
+            Ok(Box::new(move |py: Python<'_>| {
+                let bytes = |b: Vec<u8>| pyo3::types::PyBytes::new(py, &b).into_any().unbind();
+                let conv = |e: Entry| (bytes(e.0), e.1, e.2, e.3, bytes(e.4));
+                let holder = holder.map(&conv);
+                let waiters: Vec<_> = waiters.into_iter().map(&conv).collect();
+                Ok((holder, waiters, revision).into_pyobject(py)?.into_any().unbind())
+            }) as crate::op::Convert)
+        }))
     }
 
     /// A watch handle; it starts (is confirmed by etcd) with `start()` or the first `next()`.

@@ -9,6 +9,7 @@ mod client;
 mod errors;
 mod lease;
 mod lock;
+mod log;
 mod op;
 mod watch;
 
@@ -40,6 +41,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_log_start, m)?)?;
+    m.add_function(wrap_pyfunction!(log::_log_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

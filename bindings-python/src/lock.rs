@@ -16,6 +16,8 @@ struct Shared {
     client: Arc<ClientInner>,
     name: Vec<u8>,
     ttl: i64,
+    /// Stored in each acquisition's queue key (LockOptions::value).
+    value: Vec<u8>,
     mutex: OnceCell<Arc<Mutex>>,
     state: std::sync::Mutex<State>,
 }
@@ -70,12 +72,12 @@ pub struct NativeLock {
 }
 
 impl NativeLock {
-    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, mutex: Option<Mutex>) -> Self {
+    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, value: Vec<u8>, mutex: Option<Mutex>) -> Self {
         let cell = match mutex {
             Some(m) => OnceCell::new_with(Some(Arc::new(m))),
             None => OnceCell::new(),
         };
-        NativeLock { shared: Arc::new(Shared { client, name, ttl, mutex: cell, state: Default::default() }) }
+        NativeLock { shared: Arc::new(Shared { client, name, ttl, value, mutex: cell, state: Default::default() }) }
     }
 
     fn check(&self) -> Result<()> {
@@ -106,7 +108,7 @@ impl NativeLock {
             let (shared, cancel, made) = (shared.clone(), cancel.clone(), made.clone());
             async move {
                 let mutex = shared.mutex().await?;
-                let opts = LockOptions { timeout, cancel: Some(cancel.clone()) };
+                let opts = LockOptions { timeout, cancel: Some(cancel.clone()), value: shared.value.clone() };
                 // The core releases an acquisition that succeeds after `cancel` fired and fails
                 // it as Cancelled; one cancelled after this returns is reverted by `undo`.
                 match mutex.lock_with(opts).await {

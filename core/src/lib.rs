@@ -32,11 +32,12 @@ mod sync;
 
 pub use client::error::{Error, ErrorKind, Result};
 pub use client::kv::{KeyValue, Op};
-pub use client::validate::{check_lock_name, check_ttl, MAX_TTL_SECS};
+pub use client::validate::{check_lock_name, check_lock_value, check_ttl, MAX_LOCK_VALUE_LEN, MAX_TTL_SECS};
 pub use client::{Client, ClientOptions};
 pub use lease::lost::{LostReason, LostSignal};
 pub use lease::Lease;
 pub use sync::guard::LockGuard;
+pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::mutex::{LockOptions, Mutex};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::tls::{Pem, TlsOptions};

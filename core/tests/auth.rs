@@ -116,7 +116,7 @@ async fn expired_tokens_are_refreshed_for_requests_and_a_lock_held_past_them() {
     let g = a.mutex("app/held", 5).unwrap().lock().await.unwrap();
     let waiting = {
         let m = b.mutex("app/held", 5).unwrap();
-        tokio::spawn(async move { m.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None }).await })
+        tokio::spawn(async move { m.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None, ..Default::default() }).await })
     };
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert!(g.is_held());

@@ -128,7 +128,7 @@ async fn a_request_past_its_deadline_is_timeout_and_a_lock_wait_past_its_own_is_
 
     // The lock's own timeout: LockTimeout.
     let other = client_for(&shared().endpoints()).await;
-    let within = LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None };
+    let within = LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None, ..Default::default() };
     let e = other.mutex(name.clone(), 10).unwrap().lock_with(within).await.unwrap_err();
     assert_eq!((e.kind(), e.kind().code()), (ErrorKind::LockTimeout, "LOCK_TIMEOUT"), "{e}");
 
@@ -161,7 +161,7 @@ async fn an_acquire_that_succeeds_after_its_cancel_is_released_and_cancelled() {
     let cancel = CancellationToken::new();
     let acquire = tokio::spawn({
         let (m, cancel) = (client.mutex(name.clone(), 10).unwrap(), cancel.clone());
-        async move { m.lock_with(LockOptions { timeout: None, cancel: Some(cancel) }).await }
+        async move { m.lock_with(LockOptions { timeout: None, cancel: Some(cancel), ..Default::default() }).await }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await.len(), 1, "the enqueue landed");

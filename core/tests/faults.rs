@@ -100,7 +100,7 @@ async fn compacting_to_the_head_during_contention_costs_waiters_nothing() {
             let m = client.mutex(name, 10).unwrap();
             let mut tokens = Vec::new();
             for i in 0..8u64 {
-                let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None };
+                let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None, ..Default::default() };
                 let g = m.lock_with(opts).await.unwrap_or_else(|e| panic!("worker {w} round {i}: {e}"));
                 let seen = client.get(counter.as_bytes()).await.unwrap().map_or(0, |kv| String::from_utf8(kv.value).unwrap().parse::<u64>().unwrap());
                 // Some holds outlast the 50 ms after which own-key watches and monitors start.
@@ -144,7 +144,7 @@ async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
     let wm = waiter.mutex("quorum", 3).unwrap();
     let wait = tokio::spawn(async move {
         let t0 = std::time::Instant::now();
-        let r = wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(2)), cancel: None }).await;
+        let r = wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(2)), cancel: None, ..Default::default() }).await;
         (r.map(drop), t0.elapsed())
     });
     tokio::time::sleep(Duration::from_millis(300)).await; // the waiter is queued
@@ -416,7 +416,7 @@ async fn lock_through_resets(name: impl Fn(usize) -> String) {
             let client = client_for(&via).await;
             let m = client.mutex(name.clone(), 10).unwrap();
             for i in 0..25 {
-                let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None };
+                let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(20)), cancel: None, ..Default::default() };
                 let t0 = std::time::Instant::now();
                 let g = m.lock_with(opts).await.unwrap_or_else(|e| panic!("worker {w} round {i} after {:?}: {e}", t0.elapsed()));
                 {
@@ -459,7 +459,7 @@ async fn an_acquire_outlives_requests_that_etcd_did_not_answer_in_time() {
     proxy.set(Mode::Blackhole);
     let t0 = std::time::Instant::now();
     let acquire = tokio::spawn(async move {
-        let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(10)), cancel: None };
+        let opts = etcdlock::LockOptions { timeout: Some(Duration::from_secs(10)), cancel: None, ..Default::default() };
         let r = m.lock_with(opts).await;
         (r, m)
     });
@@ -524,7 +524,7 @@ async fn a_release_that_fails_while_etcd_is_unreachable_still_frees_the_lock_onc
     let g = holder.mutex("unreachable", 30).unwrap().lock().await.unwrap();
     let wm = waiter.mutex("unreachable", 30).unwrap();
     let wait = tokio::spawn(async move {
-        wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(15)), cancel: None }).await.map(|g| g.fencing_token())
+        wm.lock_with(etcdlock::LockOptions { timeout: Some(Duration::from_secs(15)), cancel: None, ..Default::default() }).await.map(|g| g.fencing_token())
     });
     tokio::time::sleep(Duration::from_millis(300)).await; // the waiter is queued
     // The release cannot reach etcd and fails (and the request it sent is lost with the

@@ -188,7 +188,7 @@ async fn queue_key_names_are_reused_once_deleted() {
     g2.release().await.unwrap();
     let g3 = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap().unwrap();
     assert_ne!(g3.key(), go_layout.as_slice(), "a concurrent acquisition has its own key");
-    let g4 = m.lock_with(LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None }).await;
+    let g4 = m.lock_with(LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None, ..Default::default() }).await;
     assert_eq!(g4.unwrap_err().kind(), ErrorKind::LockTimeout, "g3 still holds the lock");
     // The timed-out attempt deleted its key (named like g2's) and freed the name for reuse.
     g3.release().await.unwrap();
@@ -226,7 +226,7 @@ async fn timeout_and_cancel_leave_no_key_and_no_lease() {
     let before = lease_ids(&eps).await;
 
     let waiter = client.mutex("job", 10).unwrap();
-    let e = waiter.lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None }).await.unwrap_err();
+    let e = waiter.lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None, ..Default::default() }).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LockTimeout);
     assert_eq!(keys_under(&eps, "job/").await.len(), 1);
     assert_eq!(lease_ids(&eps).await, before);
@@ -237,7 +237,7 @@ async fn timeout_and_cancel_leave_no_key_and_no_lease() {
         tokio::time::sleep(Duration::from_millis(150)).await;
         c2.cancel();
     });
-    let e = waiter.lock_with(LockOptions { timeout: None, cancel: Some(cancel) }).await.unwrap_err();
+    let e = waiter.lock_with(LockOptions { timeout: None, cancel: Some(cancel), ..Default::default() }).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Cancelled);
     assert_eq!(keys_under(&eps, "job/").await.len(), 1);
     assert_eq!(lease_ids(&eps).await, before);

@@ -8,7 +8,7 @@ use etcdlock::{ErrorKind, LockOptions, Op};
 use std::time::Duration;
 
 fn within(ms: u64) -> LockOptions {
-    LockOptions { timeout: Some(Duration::from_millis(ms)), cancel: None }
+    LockOptions { timeout: Some(Duration::from_millis(ms)), cancel: None, ..Default::default() }
 }
 
 // covers: LOCK-PREFIX-001

@@ -94,7 +94,7 @@ async fn a_failed_acquire_revokes_a_lease_nothing_else_uses() {
     let e = waiter
         .mutex("job", 10)
         .unwrap()
-        .lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None })
+        .lock_with(LockOptions { timeout: Some(Duration::from_millis(200)), cancel: None, ..Default::default() })
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LockTimeout);

@@ -18,7 +18,7 @@ import atexit as _atexit
 
 from . import _native, _ports
 from ._aio import AsyncClient, AsyncLease, AsyncLock, AsyncWatch
-from ._common import WatchEvent
+from ._common import LockState, QueueEntry, WatchEvent
 from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WrongContextError
 from ._sync import Client, Lease, Lock, Watch
 
@@ -51,6 +51,8 @@ __all__ = [
     "AsyncLease",
     "AsyncWatch",
     "WatchEvent",
+    "LockState",
+    "QueueEntry",
     "Error",
     "LockTimeout",
     "Timeout",

@@ -10,9 +10,9 @@ from collections import deque
 from types import TracebackType
 from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Generator, Optional, Sequence, Type, Union
 
-from . import _args, _native
+from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, PathArg, WatchEvent, native_client
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
@@ -88,17 +88,27 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def lock(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None) -> "AsyncLock":
+    def lock(
+        self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None
+    ) -> "AsyncLock":
         """A handle on the lock ``name`` (nothing is sent). ``timeout`` applies to
-        ``async with``."""
+        ``async with``; ``value`` is stored in each acquisition's queue key (see
+        ``Client.lock``)."""
+        _log.refresh()
         n = _args.to_bytes(name, "name")
         t = _args.ttl(ttl)
         _args.acquire_timeout(True, timeout)
-        return AsyncLock(self._n.lock(n, t), timeout)
+        v = None if value is None else _args.to_bytes(value, "value", allow_empty=True)
+        return AsyncLock(self._n.lock(n, t, v), timeout)
+
+    async def inspect(self, name: BytesLike) -> LockState:
+        """The queue of lock ``name`` as etcd has it now (see ``Client.inspect``)."""
+        return lock_state(await _run(self._n.inspect(_args.to_bytes(name, "name"))))
 
     def lease(self, ttl: int = DEFAULT_TTL) -> "_Grant":
         """Grants a lease: ``lease = await client.lease(10)``, or ``async with
         client.lease(10) as lease:`` (revoked on exit)."""
+        _log.refresh()
         return _Grant(self._n, _args.ttl(ttl))
 
     async def put(
@@ -138,7 +148,7 @@ class AsyncClient:
         return AsyncWatch(self._n.watch(k, p, _args.start_revision(start_revision)))
 
 
-class AsyncLock(LockState):
+class AsyncLock(LockView):
     """The asyncio lock: ``await acquire()``, ``await release()``, ``async with``."""
 
     def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
@@ -189,7 +199,7 @@ class AsyncLock(LockState):
                 raise LockLost(f"the lock was lost before the end of the async with block ({self.lost_reason})") from e
 
 
-class AsyncLease(LeaseState):
+class AsyncLease(LeaseView):
     """A lease kept alive in the background; ``async with`` revokes it on exit."""
 
     def __init__(self, native: "_native.Lease") -> None:

@@ -2,9 +2,9 @@
 
 import asyncio
 import os
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Union
 
-from . import _args, _native
+from . import _args, _log, _native
 from ._errors import WrongContextError
 
 
@@ -48,6 +48,7 @@ def native_client(
     server_name: Optional[str] = None,
 ) -> "_native.Client":
     """The native client for the checked arguments of ``Client`` / ``AsyncClient``."""
+    _log.refresh()
     eps = _args.endpoints(endpoints)
     t = _args.seconds(timeout, "timeout")
     user, password = _args.credentials(user, password)
@@ -58,7 +59,39 @@ def native_client(
     return _native.Client(eps, t, user, password, ca, cert, key, name)
 
 
-class LockState:
+class QueueEntry(NamedTuple):
+    """One acquisition in a lock's queue (``client.inspect(name)``)."""
+
+    key: bytes
+    """The queue key, ``<name>/<lease hex>[-n]``."""
+    fencing_token: int
+    """The key's create revision: the token it has, or will have once it holds."""
+    lease: int
+    """The lease the key is bound to."""
+    ttl: Optional[int]
+    """Seconds the lease has left on the server (None: it is gone, and the key with it)."""
+    value: bytes
+    """What the acquire attached (``client.lock(name, value=...)``); empty for none, and for
+    ``etcdctl lock`` or Go's ``concurrency.Mutex``."""
+
+
+class LockState(NamedTuple):
+    """A lock's queue as etcd has it at one revision (``client.inspect(name)``)."""
+
+    holder: Optional[QueueEntry]
+    """The holder, None when the lock is free."""
+    waiters: List[QueueEntry]
+    """The others, in the order they will hold the lock."""
+    revision: int
+    """The etcd revision the queue was read at."""
+
+
+def lock_state(raw: Any) -> LockState:
+    holder, waiters, revision = raw
+    return LockState(QueueEntry(*holder) if holder is not None else None, [QueueEntry(*w) for w in waiters], revision)
+
+
+class LockView:
     """The local, non-blocking view of a lock, shared by ``Lock`` and ``AsyncLock``."""
 
     _n: "_native.Lock"
@@ -96,7 +129,7 @@ class LockState:
         return self._n.lost_reason()
 
 
-class LeaseState:
+class LeaseView:
     """The local, non-blocking view of a lease, shared by ``Lease`` and ``AsyncLease``."""
 
     _n: "_native.Lease"

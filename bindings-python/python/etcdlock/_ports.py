@@ -20,7 +20,7 @@ import traceback
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from . import _native
+from . import _log, _native
 
 Handler = Callable[[Optional[BaseException], Any], None]
 
@@ -128,6 +128,12 @@ class ThreadPort(_Port):
 
     def drain(self) -> None:
         for i, exc, value in self.native.drain():
+            if i == 0:  # a log record (_log.py)
+                try:
+                    _log.emit(value)
+                except Exception:
+                    traceback.print_exc()
+                continue
             with _lock:
                 handler = self._handlers.pop(i, None)
             if handler is not None:

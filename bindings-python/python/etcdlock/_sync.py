@@ -7,9 +7,9 @@ lock queue (its cleanup finished) by the time the exception propagates."""
 from types import TracebackType
 from typing import Callable, Iterator, List, Optional, Sequence, Type, Union
 
-from . import _args, _native
+from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseState, LockState, PathArg, WatchEvent, native_client, refuse_in_event_loop
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
@@ -62,18 +62,31 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def lock(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None) -> "Lock":
+    def lock(
+        self, name: BytesLike, ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None
+    ) -> "Lock":
         """A handle on the lock ``name`` (nothing is sent yet). Its key is bound to the lease of
         ``ttl`` seconds that this client's locks with that TTL share (kept alive while in use).
         ``timeout`` is how long ``with client.lock(...)`` waits before raising ``LockTimeout``
-        (None: forever)."""
+        (None: forever). ``value`` (str or bytes, at most 4096 bytes, else ValueError) is stored
+        in each acquisition's queue key, for ``inspect()`` to show: who holds or waits."""
+        _log.refresh()
         n = _args.to_bytes(name, "name")
         t = _args.ttl(ttl)
         _args.acquire_timeout(True, timeout)
-        return Lock(self._n.lock(n, t), timeout)
+        v = None if value is None else _args.to_bytes(value, "value", allow_empty=True)
+        return Lock(self._n.lock(n, t, v), timeout)
+
+    def inspect(self, name: BytesLike) -> LockState:
+        """The queue of lock ``name`` as etcd has it now (whoever holds or waits: this client,
+        another, ``etcdctl lock``): ``.holder`` (None when free) and ``.waiters`` in order, each
+        a ``QueueEntry`` with ``key``, ``fencing_token``, ``lease``, ``ttl`` (seconds left) and
+        ``value``. Changes nothing."""
+        return lock_state(self._n.inspect(_args.to_bytes(name, "name")).wait())
 
     def lease(self, ttl: int = DEFAULT_TTL) -> "Lease":
         """Grants a lease of ``ttl`` seconds, kept alive in the background until revoked."""
+        _log.refresh()
         return Lease(self._n.lease(_args.ttl(ttl)).wait())
 
     def put(
@@ -119,7 +132,7 @@ class Client:
         return Watch(n)
 
 
-class Lock(LockState):
+class Lock(LockView):
     """A distributed lock, used like ``threading.Lock``.
 
     Any number of threads may call ``acquire()`` on one ``Lock``: each queues in etcd (first
@@ -172,7 +185,7 @@ class Lock(LockState):
                 raise LockLost(f"the lock was lost before the end of the with block ({self.lost_reason})") from e
 
 
-class Lease(LeaseState):
+class Lease(LeaseView):
     """A lease kept alive in the background. A context manager that revokes it on exit."""
 
     def __init__(self, native: "_native.Lease") -> None:

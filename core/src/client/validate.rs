@@ -13,6 +13,18 @@ pub fn check_ttl(ttl_secs: i64) -> Result<()> {
     ttl(ttl_secs).map(drop)
 }
 
+/// The longest value an acquire may attach to its queue key ([`crate::LockOptions::value`]):
+/// it is for a holder's identity (host, pid, a short text), and every queue read carries it.
+pub const MAX_LOCK_VALUE_LEN: usize = 4096;
+
+/// Checks a lock value as [`crate::Mutex::lock_with`] does.
+pub fn check_lock_value(value: &[u8]) -> Result<()> {
+    if value.len() > MAX_LOCK_VALUE_LEN {
+        return Err(Error::invalid(format!("lock value must be at most {MAX_LOCK_VALUE_LEN} bytes, got {}", value.len())));
+    }
+    Ok(())
+}
+
 /// Checks a lock name as [`crate::Client::mutex`] does.
 pub fn check_lock_name(name: &[u8]) -> Result<()> {
     lock_name(name)

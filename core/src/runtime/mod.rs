@@ -8,6 +8,7 @@
 //! the runtime, for bindings to call at interpreter or process exit.
 
 pub(crate) mod clock;
+pub mod log;
 #[doc(hidden)]
 pub mod linger;
 #[doc(hidden)]

@@ -3,6 +3,7 @@
 //! `client::Extension`), not in the client.
 
 pub(crate) mod guard;
+pub(crate) mod inspect;
 pub(crate) mod monitor;
 pub(crate) mod mutex;
 pub(crate) mod own_key;

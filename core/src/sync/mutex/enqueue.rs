@@ -30,10 +30,10 @@ impl Mutex {
     ///
     /// Keys under the prefix that are no waiters (see `sync/queue.rs`) are skipped: a read that
     /// finds one first reads on past it.
-    pub(super) async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool) -> Result<Enqueued> {
+    pub(super) async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool, value: &[u8]) -> Result<Enqueued> {
         lease.check_usable()?;
         let (prefix, lease_id) = (&self.prefix, lease.id());
-        let put = || TxnOp::put(key, vec![], Some(PutOptions::new().with_lease(lease_id)));
+        let put = || TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id)));
         let queue_empty = || Compare::version(prefix.as_slice(), CompareOp::Equal, 0).with_prefix();
         let per_client = crate::sync::PerClient::of(&self.client);
         let busy = per_client.queue_hints.get(self.name_hash);
@@ -85,7 +85,7 @@ impl Mutex {
                 // then deletes our key.
                 None => {
                     busy.store(true, Ordering::Relaxed);
-                    Ok(match Box::pin(self.enqueue(key, lease, false)).await? {
+                    Ok(match Box::pin(self.enqueue(key, lease, false, value)).await? {
                         Enqueued::Held(token) => Enqueued::Held(token),
                         _ => Enqueued::Busy { written: true },
                     })
@@ -113,12 +113,13 @@ impl Mutex {
         key: &[u8],
         lease: &Lease,
         try_once: bool,
+        value: &[u8],
         deadline: Option<Instant>,
         cancel: Option<&CancellationToken>,
     ) -> Result<Enqueued> {
         let mut backoff = Backoff::default();
         loop {
-            match self.enqueue(key, lease, try_once).await {
+            match self.enqueue(key, lease, try_once, value).await {
                 Err(e) if e.is_unreachable() && !try_once => tokio::select! {
                     more = backoff.wait(deadline) => if !more {
                         return Err(e);

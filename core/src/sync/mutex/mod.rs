@@ -43,6 +43,11 @@ pub struct LockOptions {
     /// An acquire that succeeds after the token was cancelled releases the lock and fails with
     /// `Cancelled` too.
     pub cancel: Option<CancellationToken>,
+    /// Stored in the queue key (empty by default, as `etcdctl lock` and Go's
+    /// `concurrency.Mutex` store): who holds or waits, for [`Client::inspect`] to show (a host
+    /// name, a pid, a short text). At most [`MAX_LOCK_VALUE_LEN`](crate::MAX_LOCK_VALUE_LEN)
+    /// bytes, else `InvalidArgument` before anything is sent.
+    pub value: Vec<u8>,
 }
 
 /// A handle on one lock name. Locking sends requests; creating the handle does not.
@@ -148,13 +153,14 @@ impl Mutex {
     /// Takes the lock only if nobody holds it or waits for it; `WouldBlock` otherwise.
     /// Leaves nothing behind when it fails.
     pub async fn try_lock(&self) -> Result<LockGuard> {
-        self.lock_with(LockOptions { timeout: Some(Duration::ZERO), cancel: None }).await
+        self.lock_with(LockOptions { timeout: Some(Duration::ZERO), ..Default::default() }).await
     }
 
     /// Waits for the lock within `opts`. On any failure (timeout, cancel, lease lost, close)
     /// the queue key is deleted before this returns; if that delete fails it is retried in
     /// the background. Dropping the future instead also cleans up, in the background.
     pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
+        validate::check_lock_value(&opts.value)?;
         self.client.check_open()?;
         let try_once = opts.timeout == Some(Duration::ZERO);
         // A timeout too long to be a point in time waits forever.
@@ -168,10 +174,11 @@ impl Mutex {
         // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
         let acquired = async {
             let (lease, active, fresh) = self.take_lease(deadline).await?;
-            match self.acquire(lease, active, try_once, deadline, cancel).await {
+            let value = opts.value.as_slice();
+            match self.acquire(lease, active, try_once, value, deadline, cancel).await {
                 Attempt::LeaseGone(_) if !fresh => {
                     let (lease, active, _) = self.take_lease(deadline).await?;
-                    Box::pin(self.acquire(lease, active, try_once, deadline, cancel)).await.into()
+                    Box::pin(self.acquire(lease, active, try_once, value, deadline, cancel)).await.into()
                 }
                 attempt => attempt.into(),
             }
@@ -202,6 +209,7 @@ impl Mutex {
         lease: Lease,
         active: Option<Use>,
         try_once: bool,
+        value: &[u8],
         deadline: Option<Instant>,
         cancel: Option<&CancellationToken>,
     ) -> Attempt {
@@ -219,7 +227,7 @@ impl Mutex {
 
         // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
         // request timeout): abandoning one in flight could let it land after our cleanup.
-        let enqueued = self.enqueue_patiently(key, &lease, try_once, deadline, cancel).await;
+        let enqueued = self.enqueue_patiently(key, &lease, try_once, value, deadline, cancel).await;
         pending.settled = true;
         let enqueued = match enqueued {
             Err(e) if e.kind() == ErrorKind::LockLost && etcd_says(e.message()) == Some(Says::LeaseNotFound) => {

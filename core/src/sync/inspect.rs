@@ -1,0 +1,119 @@
+//! A lock's queue as etcd has it now: the holder and the waiters in order, each with its key,
+//! fencing token, lease, the lease's remaining TTL and the value its acquire attached.
+
+use crate::client::error::Result;
+use crate::client::kv::KeyValue;
+use crate::client::validate;
+use crate::client::Client;
+use crate::sync::queue::is_waiter;
+use etcd_client::{GetOptions, SortOrder, SortTarget};
+
+/// Keys per page of the queue read.
+const PAGE: i64 = 256;
+
+/// One acquisition in a lock's queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueEntry {
+    /// The queue key, `<name>/<lease hex>[-n]`.
+    pub key: Vec<u8>,
+    /// The key's create revision: the fencing token it has, or will have once it holds.
+    pub fencing_token: i64,
+    /// The lease the key is bound to.
+    pub lease: i64,
+    /// Seconds the lease has left on the server; `None` if it is gone (the key goes with it).
+    pub ttl: Option<i64>,
+    /// The value the acquire attached ([`LockOptions::value`](crate::LockOptions)); empty for
+    /// none, and for `etcdctl lock` or Go's `concurrency.Mutex`.
+    pub value: Vec<u8>,
+}
+
+/// A lock's queue at one revision.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LockState {
+    /// The holder (the oldest waiter key), `None` when the lock is free.
+    pub holder: Option<QueueEntry>,
+    /// The others, in the order they will hold the lock.
+    pub waiters: Vec<QueueEntry>,
+    /// The etcd revision the queue was read at.
+    pub revision: i64,
+}
+
+impl Client {
+    /// Reads the queue of lock `name` (held by this client or any other, `etcdctl lock` and Go
+    /// included): one range read at one revision, then one `LeaseTimeToLive` per distinct lease.
+    /// Keys under `<name>/` that are no waiters (see `sync/queue.rs`) are left out. Changes
+    /// nothing; a bad name is `InvalidArgument` before anything is sent.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+    /// let state = client.inspect("jobs/nightly").await?;
+    /// if let Some(h) = &state.holder {
+    ///     println!("held by {} (token {}), {} waiting", String::from_utf8_lossy(&h.value), h.fencing_token, state.waiters.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn inspect(&self, name: impl AsRef<[u8]>) -> Result<LockState> {
+        let name = name.as_ref();
+        validate::lock_name(name)?;
+        self.check_open()?;
+        let mut prefix = name.to_vec();
+        prefix.push(b'/');
+        let (kvs, revision) = self.read_queue(&prefix).await?;
+        let mut entries = Vec::with_capacity(kvs.len());
+        let mut ttls: Vec<(i64, Option<i64>)> = Vec::new();
+        for kv in kvs.into_iter().filter(|kv| is_waiter(&prefix, kv)) {
+            let ttl = match ttls.iter().find(|(id, _)| *id == kv.lease) {
+                Some((_, ttl)) => *ttl,
+                None => {
+                    let ttl = self.lease_ttl(kv.lease).await?;
+                    ttls.push((kv.lease, ttl));
+                    ttl
+                }
+            };
+            entries.push(QueueEntry { key: kv.key, fencing_token: kv.create_revision, lease: kv.lease, ttl, value: kv.value });
+        }
+        let mut entries = entries.into_iter();
+        Ok(LockState { holder: entries.next(), waiters: entries.collect(), revision })
+    }
+
+    /// Every key under `prefix`, oldest first, read in pages at the first page's revision.
+    async fn read_queue(&self, prefix: &[u8]) -> Result<(Vec<KeyValue>, i64)> {
+        let (mut out, mut revision, mut after) = (Vec::new(), 0, 0);
+        loop {
+            let mut o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Ascend).with_limit(PAGE);
+            if revision > 0 {
+                o = o.with_revision(revision).with_min_create_revision(after + 1);
+            }
+            let key = prefix.to_vec();
+            let resp = self
+                .call(None, true, move |rpc| {
+                    let (mut kv, key, o) = (rpc.kv.get(), key.clone(), o.clone());
+                    async move { kv.get(key, Some(o)).await }
+                })
+                .await?;
+            if revision == 0 {
+                revision = resp.header().map_or(0, |h| h.revision());
+            }
+            let page: Vec<KeyValue> = resp.kvs().iter().map(KeyValue::from).collect();
+            let more = resp.more() && !page.is_empty();
+            if let Some(last) = page.last() {
+                after = last.create_revision;
+            }
+            out.extend(page);
+            if !more {
+                return Ok((out, revision));
+            }
+        }
+    }
+
+    /// The seconds lease `id` has left, `None` if the server no longer has it.
+    async fn lease_ttl(&self, id: i64) -> Result<Option<i64>> {
+        let ttl = self
+            .call(None, true, move |rpc| {
+                let mut c = rpc.lease.clone();
+                async move { c.time_to_live(id, None).await.map(|r| r.ttl()) }
+            })
+            .await?;
+        Ok((ttl >= 0).then_some(ttl))
+    }
+}
