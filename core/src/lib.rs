@@ -38,6 +38,7 @@ pub use lease::lost::{LostReason, LostSignal};
 pub use lease::Lease;
 pub use sync::guard::LockGuard;
 pub use sync::inspect::{LockState, QueueEntry};
+pub use sync::metrics::{HistogramSnapshot, Metrics};
 pub use sync::mutex::{LockOptions, Mutex};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::tls::{Pem, TlsOptions};

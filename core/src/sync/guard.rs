@@ -179,6 +179,14 @@ impl LockGuard {
     /// retried or late release can never delete a newer holder's key). `NotHeld` if it was already
     /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
+        let r = self.release_checked().await;
+        if r.is_err() {
+            super::PerClient::of(&self.shared.client).metrics.release(std::time::Duration::ZERO, false);
+        }
+        r
+    }
+
+    async fn release_checked(&self) -> Result<()> {
         runtime::check_pid(self.shared.client.inner.pid)?;
         if !self.shared.mark_released() {
             return Err(not_held("the lock was already released"));
@@ -196,6 +204,7 @@ impl LockGuard {
             (None, true) => {
                 let held = self.shared.acquired.elapsed();
                 tracing::debug!(target: "etcdlock", lock = %self.shared.name(), token = self.shared.token, held_ms = held.as_millis() as u64, "lock released");
+                super::PerClient::of(&self.shared.client).metrics.release(held, true);
                 Ok(())
             }
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),
@@ -229,6 +238,7 @@ impl Shared {
             if !self.released.load(Ordering::Acquire) {
                 let held = self.acquired.elapsed();
                 tracing::warn!(target: "etcdlock", lock = %self.name(), token = self.token, reason = %reason, held_ms = held.as_millis() as u64, "lock lost: it may be held by another client now");
+                super::PerClient::of(&self.client).metrics.lost(reason, held);
             }
         });
     }

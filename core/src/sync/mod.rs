@@ -4,6 +4,7 @@
 
 pub(crate) mod guard;
 pub(crate) mod inspect;
+pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod mutex;
 pub(crate) mod own_key;
@@ -21,6 +22,8 @@ pub(crate) struct PerClient {
     pub queue_hints: mutex::QueueHints,
     /// Held-lock monitors not started yet.
     pub monitors: Arc<monitor::Deferred>,
+    /// What [`Client::metrics`] reads.
+    pub metrics: metrics::LockMetrics,
 }
 
 impl PerClient {
@@ -32,6 +35,7 @@ impl PerClient {
                 sessions: Default::default(),
                 queue_hints: Default::default(),
                 monitors: monitor::Deferred::new(closed.clone()),
+                metrics: Default::default(),
             }
         })
     }

@@ -162,6 +162,13 @@ impl Mutex {
     pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
         validate::check_lock_value(&opts.value)?;
         self.client.check_open()?;
+        let started = std::time::Instant::now();
+        let r = self.lock_checked(opts).await;
+        crate::sync::PerClient::of(&self.client).metrics.acquire(started.elapsed(), r.as_ref().err().map(Error::kind));
+        r
+    }
+
+    async fn lock_checked(&self, opts: LockOptions) -> Result<LockGuard> {
         let try_once = opts.timeout == Some(Duration::ZERO);
         // A timeout too long to be a point in time waits forever.
         let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
