@@ -98,7 +98,7 @@ class AsyncClient:
         n = _args.to_bytes(name, "name")
         t = _args.ttl(ttl)
         _args.acquire_timeout(True, timeout)
-        v = None if value is None else _args.to_bytes(value, "value", allow_empty=True)
+        v = None if value is None else _args.to_bytes(value, "value")
         return AsyncLock(self._n.lock(n, t, v), timeout)
 
     async def inspect(self, name: BytesLike) -> LockState:
