@@ -102,7 +102,9 @@ async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<
         _ = client.inner.closed.cancelled() => LostReason::Closed,
         _ = own.deleted() => LostReason::KeyDeleted,
     };
-    if let Some(s) = shared.upgrade() {
+    // Not when released meanwhile: the delete seen may be the release's own (`mark_released`
+    // comes before it, so it is seen here).
+    if let Some(s) = shared.upgrade().filter(|s| !s.released.load(Ordering::SeqCst)) {
         s.mark_lost(reason);
     }
 }
