@@ -56,10 +56,7 @@ where
     let mut backoff = Backoff::default();
     loop {
         let result = match deadline {
-            Some(d) => match tokio::time::timeout_at(d, attempt()).await {
-                Ok(r) => r,
-                Err(_) => return Err(Error::new(ErrorKind::Timeout, "deadline exceeded")),
-            },
+            Some(d) => until(d, attempt()).await,
             None => attempt().await,
         };
         match result {
@@ -70,5 +67,35 @@ where
             }
             other => return other,
         }
+    }
+}
+
+/// One attempt, bounded by `deadline`. One that fails unreachable at or after its deadline
+/// failed because of it: the server ends a request at its `grpc-timeout` (the same deadline,
+/// counted from a moment later) by resetting the stream, and on a busy host that reset can
+/// arrive before our own timer fires.
+pub(crate) async fn until<T>(deadline: Instant, attempt: impl Future<Output = Result<T>>) -> Result<T> {
+    match tokio::time::timeout_at(deadline, attempt).await {
+        Ok(Err(e)) if e.kind() == ErrorKind::Unavailable && Instant::now() >= deadline => {
+            Err(Error::new(ErrorKind::Timeout, format!("deadline exceeded ({e})")))
+        }
+        Ok(r) => r,
+        Err(_) => Err(Error::new(ErrorKind::Timeout, "deadline exceeded")),
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reset_that_beats_our_own_timer_is_a_timeout() {
+        let deadline = Instant::now();
+        let reset = async { Err::<(), _>(Error::new(ErrorKind::Unavailable, "stream error received: stream no longer needed")) };
+        assert_eq!(until(deadline, reset).await.unwrap_err().kind(), ErrorKind::Timeout);
+        // Before the deadline, unreachable stays unreachable.
+        let early = async { Err::<(), _>(Error::new(ErrorKind::Unavailable, "connection refused")) };
+        let later = Instant::now() + Duration::from_secs(5);
+        assert_eq!(until(later, early).await.unwrap_err().kind(), ErrorKind::Unavailable);
     }
 }

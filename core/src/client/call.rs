@@ -3,7 +3,7 @@
 
 use super::{closed_error, Client, Inner, Rpc};
 use crate::client::backoff::retry;
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::client::error::{Error, Result};
 use crate::runtime;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,10 +105,9 @@ impl Client {
         // Only a request that never left may be sent again.
         let mut backoff = crate::client::backoff::Backoff::default();
         loop {
-            match tokio::time::timeout_at(deadline, attempt()).await {
-                Ok(Err(e)) if e.is_unsent() && e.is_transient() && backoff.wait(Some(deadline)).await => continue,
-                Ok(r) => return r,
-                Err(_) => return Err(Error::new(ErrorKind::Timeout, "request deadline exceeded")),
+            match crate::client::backoff::until(deadline, attempt()).await {
+                Err(e) if e.is_unsent() && e.is_transient() && backoff.wait(Some(deadline)).await => continue,
+                r => return r,
             }
         }
     }
