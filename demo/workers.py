@@ -21,7 +21,10 @@ def sh(cmd: list[str], cwd: str = REPO, **kw) -> None:
 
 def build(langs: list[str]) -> None:
     """Builds what the chosen workers need; every step is a no-op when already up to date."""
-    sh(["bash", "scripts/install-deps.sh"], stdout=subprocess.DEVNULL)
+    # The packaged tools only: given ETCD_BIN, install-deps would re-point .tools/bin at it (and
+    # drop the etcdctl link); the harness reads $ETCD_BIN itself.
+    env = {k: v for k, v in os.environ.items() if k not in ("ETCD_BIN", "ETCDCTL_BIN")}
+    sh(["bash", "scripts/install-deps.sh"], stdout=subprocess.DEVNULL, env=env)
     if "rust" in langs:
         sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-bench", "--example", "demo_worker"])
     if "python" in langs:
