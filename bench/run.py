@@ -4,7 +4,11 @@ language (the Rust one also runs the raw-RPC baseline), and windows of every wor
 between them, so that the machine's drift hits what is compared alike. Each row's ratios are the
 median over rounds of ratios within a round (windows seconds apart), not ratios of medians.
 
-    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c] [--no-build]
+    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go] [--no-build]
+
+"go" is etcd's own Go client and its concurrency.Mutex (bench/go), the reference client most
+teams would otherwise use: every lock row gets its ratio to it (x Go). Every row also gets the
+bench process's CPU time over the window per cycle (getrusage), and its ratio to Go's.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 import etcd_harness  # noqa: E402
 
 C_BENCH = os.path.join(REPO, "target", "bench", "bench_c")
+GO_BENCH = os.path.join(REPO, "target", "bench", "bench_go")
 
 
 def build(langs):
@@ -32,6 +37,8 @@ def build(langs):
              "-L", lib, "-letcdlock", f"-Wl,-rpath,{lib}", "-lpthread", "-lm", "-o", C_BENCH])
     if "python" in langs:
         run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./bindings-python"])
+    if "go" in langs:
+        subprocess.run(["bash", "scripts/build-go-bench.sh"], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
     if "node" in langs:
         run(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=os.path.join(REPO, "bindings-node"))
         run(["npm", "run", "--silent", "build"], cwd=os.path.join(REPO, "bindings-node"))
@@ -44,6 +51,7 @@ def commands(lang, endpoints):
         "python": [sys.executable, os.path.join(REPO, "bindings-python", "bench.py")] + common,
         "node": ["node", os.path.join(REPO, "bindings-node", "bench.js")] + common,
         "c": [C_BENCH] + common,
+        "go": [GO_BENCH] + common,
     }[lang]
 
 
@@ -91,7 +99,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--langs", default="rust,python,node,c")
+    ap.add_argument("--langs", default="rust,python,node,c,go")
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     langs = [l for l in args.langs.split(",") if l]
@@ -100,6 +108,7 @@ def main():
     if not args.no_build:
         build(langs)
     data_root = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    started, load_before = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.getloadavg()
     rounds = []  # per round: {(workload, label): report}; label "raw" is the Rust raw loop
     with etcd_harness.Cluster(1, data_root=data_root) as etcd:
         servers = {}
@@ -124,7 +133,10 @@ def main():
             for server in servers.values():
                 server.close()
     print(f"{args.rounds} rounds of {args.seconds:g} s windows per workload and language, alternating; "
-          f"ratios are medians of per-round ratios\n")
+          f"ratios are medians of per-round ratios")
+    # The machine's load, since on a shared machine it decides more than anything measured here.
+    print(f"started {started}, {os.cpu_count()} CPUs; load average (1, 5, 15 min) before "
+          f"{' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     print_table(rounds, langs)
 
 
@@ -161,8 +173,9 @@ def print_table(rounds, langs):
     def col(w, label, field):
         return [r[(w, label)][field] for r in rounds if (w, label) in r]
 
-    def ratio(a, b):  # a and b are (workload, label) keys; "median [middle half of the rounds]"
-        values = sorted(r[a]["cycles_per_sec"] / r[b]["cycles_per_sec"] for r in rounds if a in r and b in r)
+    def ratio(a, b, field="cycles_per_sec"):  # a, b: (workload, label); "median [middle half of the rounds]"
+        values = sorted(r[a][field] / r[b][field] for r in rounds
+                        if a in r and b in r and r[a].get(field) is not None and r[b].get(field))
         if not values:
             return "-"
         q = lambda f: values[round((len(values) - 1) * f)]
@@ -173,23 +186,27 @@ def print_table(rounds, langs):
                       if r.get((w, a), {}).get(field) is not None and r.get((w, b), {}).get(field) is not None)
 
     fmt = lambda v, f, suffix="": "-" if v is None else format(v, f) + suffix
-    for w, raw in RAW.items():
-        print(f"raw-RPC baseline, {raw}: {median(col(w, 'raw', 'cycles_per_sec')):.0f} cycles/s")
-    print("\n| workload | lang | cycles/s | x Rust core | x raw | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    go = "go" in langs
+    print("| workload | lang | cycles/s | x Go | x Rust core | x raw | CPU us/cycle | CPU x Go | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for w in WORKLOADS:
-        # The raw loop is the line above the table; the other baselines get rows.
-        for lang in (list(BASELINES)[1:] if w in RAW else []) + langs + variants(w, langs):
+        for lang in (list(BASELINES) if w in RAW else []) + langs + variants(w, langs):
             if not col(w, lang, "cycles_per_sec"):
                 continue
             jain = [j for j in col(w, lang, "jain") if j is not None]
-            print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | {ratio((w, lang), (w, 'rust'))} | "
+            print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | "
+                  f"{ratio((w, lang), (w, 'go')) if go else '-'} | {ratio((w, lang), (w, 'rust'))} | "
                   f"{ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
+                  f"{fmt(median(col(w, lang, 'cpu_us_per_cycle')), '.0f')} | "
+                  f"{ratio((w, lang), (w, 'go'), 'cpu_us_per_cycle') if go else '-'} | "
                   f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
                   f"{fmt(diff(w, lang, 'rust', 'handoff_p50_ms'), '+.2f', ' ms')} | "
                   f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |")
-    print("\n(x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
+    print("\n(x Go: against the same round's window of etcd's Go concurrency.Mutex (bench/go), the same workload;"
+          "\n x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
           "\n [a-b]: the middle half of the per-round ratios, i.e. how much one round differed from the next;"
+          "\n CPU us/cycle: the bench process's CPU time (user + system, all its threads) over the window per"
+          "\n cycle; CPU x Go: its per-round ratio to Go's, lower is better;"
           "\n raw: over etcd-client's channel; raw (etcdlock's channel): the same loop over the leaner channel"
           "\n etcdlock's KV requests take; lock-shaped: the raw loop sending the lock's two requests over that"
           "\n channel, the most any lock with its guarantees reaches)")

@@ -35,12 +35,20 @@ function parseArgs(argv) {
   return args;
 }
 
+// This process's user and system CPU in microseconds so far (every thread, the addon's runtime's too).
+const processCpu = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const perCycle = (cpu0, cycles) => (cycles > 0 ? (processCpu() - cpu0) / cycles : null);
+
 const unique = (tag) => `bench/${tag}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** `tasks` loops on one client, each locking its own name (workloads.rs lock_many). */
 async function lockMany(endpoints, tasks, seconds) {
   const client = await Client.connect({ endpoints });
   const prefix = unique('lock');
+  const cpu0 = processCpu();
   const deadline = performance.now() + seconds * 1000;
   const loops = Array.from({ length: tasks }, async (_, t) => {
     const name = `${prefix}/${t}`;
@@ -55,8 +63,9 @@ async function lockMany(endpoints, tasks, seconds) {
     return n;
   });
   const total = (await Promise.all(loops)).reduce((a, b) => a + b, 0);
+  const cpu = perCycle(cpu0, total);
   await client.close();
-  return total;
+  return { total, cpu };
 }
 
 /** N clients contending for one name (workloads.rs contended). */
@@ -66,6 +75,7 @@ async function contended(endpoints, clients, seconds) {
   // One connection per contender, as separate processes would have.
   const conns = [];
   for (let i = 0; i < clients; i++) conns.push(await Client.connect({ endpoints }));
+  const cpu0 = processCpu();
   const start = performance.now();
   const deadline = start + seconds * 1000;
   const counts = await Promise.all(
@@ -83,6 +93,7 @@ async function contended(endpoints, clients, seconds) {
     }),
   );
   const elapsed = (performance.now() - start) / 1000;
+  const cpu = perCycle(cpu0, counts.reduce((a, b) => a + b, 0));
   await Promise.all(conns.map((c) => c.close()));
   timeline.sort((a, b) => a[0] - b[0]);
   const handoffs = [];
@@ -97,6 +108,7 @@ async function contended(endpoints, clients, seconds) {
     p50: pct(0.5),
     p99: pct(0.99),
     jain: sq > 0 ? (sum * sum) / (counts.length * sq) : null,
+    cpu,
   };
 }
 
@@ -107,14 +119,14 @@ const WORKLOADS = [
   { name: 'lock contended (16 clients)', run: (ep, s) => contended(ep, 16, s) },
 ];
 
-function simple(name, cycles, seconds) {
-  return { name, cyclesPerSec: cycles / seconds, p50: null, p99: null, jain: null };
+function simple(name, { total, cpu }, seconds) {
+  return { name, cyclesPerSec: total / seconds, p50: null, p99: null, jain: null, cpu };
 }
 
 /** Report::json's exact shape and number formats. */
 function json(r) {
   const ms = (v) => (v === null ? 'null' : v.toFixed(4));
-  return `{"lang":"node","workload":"${r.name}","cycles_per_sec":${r.cyclesPerSec.toFixed(1)},"handoff_p50_ms":${ms(r.p50)},"handoff_p99_ms":${ms(r.p99)},"jain":${r.jain === null ? 'null' : r.jain.toFixed(4)}}`;
+  return `{"lang":"node","workload":"${r.name}","cycles_per_sec":${r.cyclesPerSec.toFixed(1)},"handoff_p50_ms":${ms(r.p50)},"handoff_p99_ms":${ms(r.p99)},"jain":${r.jain === null ? 'null' : r.jain.toFixed(4)},"cpu_us_per_cycle":${r.cpu === null ? 'null' : r.cpu.toFixed(1)}}`;
 }
 
 function startEtcd() {

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import sys
 import threading
 import time
@@ -24,8 +25,9 @@ import etcdlock
 
 class Report:
     def __init__(self, name: str, cycles_per_sec: float, p50: Optional[float] = None,
-                 p99: Optional[float] = None, jain: Optional[float] = None) -> None:
+                 p99: Optional[float] = None, jain: Optional[float] = None, cpu: Optional[float] = None) -> None:
         self.name, self.cycles_per_sec, self.p50, self.p99, self.jain = name, cycles_per_sec, p50, p99, jain
+        self.cpu = cpu  # the process's CPU seconds per cycle over the timed window
 
     def json(self) -> str:
         # Same fields and number formats as Report::json in bench/src/workloads.rs.
@@ -33,8 +35,20 @@ class Report:
             return "null" if s is None else f"{s * 1e3:.4f}"
 
         jain = "null" if self.jain is None else f"{self.jain:.4f}"
+        cpu = "null" if self.cpu is None else f"{self.cpu * 1e6:.1f}"
         return (f'{{"lang":"python","workload":"{self.name}","cycles_per_sec":{self.cycles_per_sec:.1f},'
-                f'"handoff_p50_ms":{ms(self.p50)},"handoff_p99_ms":{ms(self.p99)},"jain":{jain}}}')
+                f'"handoff_p50_ms":{ms(self.p50)},"handoff_p99_ms":{ms(self.p99)},"jain":{jain},'
+                f'"cpu_us_per_cycle":{cpu}}}')
+
+
+def process_cpu() -> float:
+    """This process's user and system CPU seconds so far (every thread, the library's included)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def per_cycle(cpu0: float, cycles: int) -> Optional[float]:
+    return (process_cpu() - cpu0) / cycles if cycles else None
 
 
 def unique(tag: str) -> str:
@@ -46,15 +60,17 @@ def lock_uncontended(endpoints: str, dur: float) -> Report:
         lock = client.lock(unique("lock"), ttl=30)
         lock.acquire()  # grants the client's lease before timing starts, as the Rust bench does
         lock.release()
+        cpu0 = process_cpu()
         n, deadline = 0, time.monotonic() + dur
         while time.monotonic() < deadline:
             lock.acquire()
             lock.release()
             n += 1
-    return Report("lock uncontended", n / dur)
+        cpu = per_cycle(cpu0, n)
+    return Report("lock uncontended", n / dur, cpu=cpu)
 
 
-def lock_many_threads(endpoints: str, tasks: int, dur: float) -> int:
+def lock_many_threads(endpoints: str, tasks: int, dur: float) -> Tuple[int, Optional[float]]:
     with etcdlock.Client(endpoints) as client:
         prefix = unique("lock")
         counts = [0] * tasks
@@ -76,21 +92,24 @@ def lock_many_threads(endpoints: str, tasks: int, dur: float) -> int:
         threads = [threading.Thread(target=worker, args=(i,)) for i in range(tasks)]
         for t in threads:
             t.start()
+        cpu0 = process_cpu()
         deadline[0] = time.monotonic() + dur + 0.0
         start.wait()
         for t in threads:
             t.join()
-    return sum(counts)
+        cpu = per_cycle(cpu0, sum(counts))
+    return sum(counts), cpu
 
 
-def lock_many_asyncio(endpoints: str, tasks: int, dur: float) -> int:
-    async def main() -> int:
+def lock_many_asyncio(endpoints: str, tasks: int, dur: float) -> Tuple[int, Optional[float]]:
+    async def main() -> Tuple[int, Optional[float]]:
         async with etcdlock.AsyncClient(endpoints) as client:
             prefix = unique("lock")
             locks = [client.lock(f"{prefix}/{i}", ttl=30) for i in range(tasks)]
             for lock in locks:  # leases granted before timing starts
                 await lock.acquire()
                 await lock.release()
+            cpu0 = process_cpu()
             deadline = time.monotonic() + dur
 
             async def cycle(lock: etcdlock.AsyncLock) -> int:
@@ -101,7 +120,8 @@ def lock_many_asyncio(endpoints: str, tasks: int, dur: float) -> int:
                     n += 1
                 return n
 
-            return sum(await asyncio.gather(*(cycle(l) for l in locks)))
+            n = sum(await asyncio.gather(*(cycle(l) for l in locks)))
+            return n, per_cycle(cpu0, n)
 
     return asyncio.run(main())
 
@@ -111,6 +131,7 @@ def lock_contended(endpoints: str, clients: int, dur: float) -> Report:
     conns = [etcdlock.Client(endpoints) for _ in range(clients)]  # one connection per contender
     timeline: List[Tuple[float, float]] = []
     counts = [0] * clients
+    cpu0 = process_cpu()
     start = time.monotonic()
     deadline = start + dur
 
@@ -132,6 +153,7 @@ def lock_contended(endpoints: str, clients: int, dur: float) -> Report:
     for t in threads:
         t.join()
     elapsed = time.monotonic() - start
+    cpu = per_cycle(cpu0, sum(counts))
     for c in conns:
         c.close()
     timeline.sort()
@@ -142,7 +164,11 @@ def lock_contended(endpoints: str, clients: int, dur: float) -> Report:
 
     total, sq = float(sum(counts)), float(sum(c * c for c in counts))
     return Report(f"lock contended ({clients} clients)", total / elapsed, pct(0.5), pct(0.99),
-                  total * total / (len(counts) * sq) if sq else None)
+                  total * total / (len(counts) * sq) if sq else None, cpu)
+
+
+def many_report(name: str, cycles: int, cpu: Optional[float], dur: float) -> Report:
+    return Report(name, cycles / dur, cpu=cpu)
 
 
 def median(rounds: List[Report]) -> Report:
@@ -165,7 +191,7 @@ def main() -> None:
     many = lock_many_asyncio if a.many == "asyncio" else lock_many_threads
     workloads = {
         "lock uncontended": lambda s: lock_uncontended(a.endpoints, s),
-        "lock many (64 tasks)": lambda s: Report("lock many (64 tasks)", many(a.endpoints, 64, s) / s),
+        "lock many (64 tasks)": lambda s: many_report("lock many (64 tasks)", *many(a.endpoints, 64, s), s),
         "lock contended (4 clients)": lambda s: lock_contended(a.endpoints, 4, s),
         "lock contended (16 clients)": lambda s: lock_contended(a.endpoints, 16, s),
     }

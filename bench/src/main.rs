@@ -20,6 +20,7 @@
 //! keeps one such process per language and alternates them window by window, so that the
 //! machine's drift hits the languages it compares alike.
 
+mod cpu;
 mod cycles;
 mod workloads;
 

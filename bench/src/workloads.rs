@@ -1,5 +1,6 @@
 //! The benchmark workloads, each a bounded loop against a real etcd.
 
+use crate::cpu::{per_cycle, process_cpu};
 use crate::cycles::{raw_cycle, shaped_cycle};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -96,18 +97,21 @@ pub struct Report {
     pub handoff_p50: Option<Duration>,
     pub handoff_p99: Option<Duration>,
     pub jain: Option<f64>,
+    /// The process's CPU time over the timed window per cycle, in microseconds.
+    pub cpu_us_per_cycle: Option<f64>,
 }
 
 impl Report {
     pub fn json(&self, lang: &str) -> String {
         let ms = |d: Option<Duration>| d.map_or("null".to_string(), |d| format!("{:.4}", d.as_secs_f64() * 1e3));
         format!(
-            "{{\"lang\":\"{lang}\",\"workload\":\"{}\",\"cycles_per_sec\":{:.1},\"handoff_p50_ms\":{},\"handoff_p99_ms\":{},\"jain\":{}}}",
+            "{{\"lang\":\"{lang}\",\"workload\":\"{}\",\"cycles_per_sec\":{:.1},\"handoff_p50_ms\":{},\"handoff_p99_ms\":{},\"jain\":{},\"cpu_us_per_cycle\":{}}}",
             self.name,
             self.cycles_per_sec,
             ms(self.handoff_p50),
             ms(self.handoff_p99),
             self.jain.map_or("null".to_string(), |j| format!("{j:.4}")),
+            self.cpu_us_per_cycle.map_or("null".to_string(), |c| format!("{c:.1}")),
         )
     }
 }
@@ -156,7 +160,7 @@ impl Workload {
 
 pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
     let endpoints = &target.plain[..];
-    let cycles = match w {
+    let (cycles, cpu_us_per_cycle) = match w {
         Workload::RawUncontended => raw_loop(endpoints, 1, dur, Raw::Fewest).await,
         Workload::RawUncontendedH2 => raw_loop(endpoints, 1, dur, Raw::FewestH2).await,
         Workload::ShapedUncontended => raw_loop(endpoints, 1, dur, Raw::LockShapedH2).await,
@@ -189,6 +193,7 @@ pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
         handoff_p50: None,
         handoff_p99: None,
         jain: None,
+        cpu_us_per_cycle,
     }
 }
 
@@ -205,7 +210,8 @@ enum Raw<'a> {
     LockShapedH2,
 }
 
-async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_>) -> u64 {
+/// Cycles done, and the process's CPU per cycle over the timed window.
+async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_>) -> (u64, Option<f64>) {
     let client = match raw {
         Raw::Fewest => etcd_client::Client::connect(endpoints, None).await.expect("connect"),
         Raw::Tls(tls) => etcd_client::Client::connect(endpoints, Some(tls.raw_options())).await.expect("connect over TLS"),
@@ -217,6 +223,7 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_
     let lock_shaped = matches!(raw, Raw::LockShapedH2);
     let lease = client.clone().lease_grant(30, None).await.unwrap().id();
     let prefix = unique("raw");
+    let cpu0 = process_cpu();
     let deadline = Instant::now() + dur;
     let mut handles = Vec::new();
     for t in 0..tasks {
@@ -240,13 +247,16 @@ async fn raw_loop(endpoints: &[String], tasks: usize, dur: Duration, raw: Raw<'_
     for h in handles {
         total += h.await.unwrap();
     }
+    let cpu = per_cycle(cpu0, total);
     let _ = client.clone().lease_revoke(lease).await;
-    total
+    (total, cpu)
 }
 
-async fn lock_many(endpoints: &[String], opts: etcdlock::ClientOptions, tasks: usize, dur: Duration) -> u64 {
+/// Cycles done, and the process's CPU per cycle over the timed window.
+async fn lock_many(endpoints: &[String], opts: etcdlock::ClientOptions, tasks: usize, dur: Duration) -> (u64, Option<f64>) {
     let client = etcdlock::Client::connect(endpoints, opts).await.expect("connect");
     let prefix = unique("lock");
+    let cpu0 = process_cpu();
     let deadline = Instant::now() + dur;
     let mut handles = Vec::new();
     for t in 0..tasks {
@@ -267,8 +277,9 @@ async fn lock_many(endpoints: &[String], opts: etcdlock::ClientOptions, tasks: u
     for h in handles {
         total += h.await.unwrap();
     }
+    let cpu = per_cycle(cpu0, total);
     client.close().await;
-    total
+    (total, cpu)
 }
 
 /// (acquired at, release started at) of every acquisition, in any order.
@@ -283,6 +294,7 @@ async fn contended(endpoints: &[String], clients: usize, dur: Duration) -> Repor
         // One connection per contender, as separate processes would have.
         conns.push(etcdlock::Client::connect(endpoints, Default::default()).await.expect("connect"));
     }
+    let cpu0 = process_cpu();
     let start = Instant::now();
     let deadline = start + dur;
     for c in &conns {
@@ -306,6 +318,7 @@ async fn contended(endpoints: &[String], clients: usize, dur: Duration) -> Repor
         counts.push(h.await.unwrap() as f64);
     }
     let elapsed = start.elapsed();
+    let cpu_us_per_cycle = per_cycle(cpu0, counts.iter().sum::<f64>() as u64);
     for c in conns {
         c.close().await;
     }
@@ -322,5 +335,6 @@ async fn contended(endpoints: &[String], clients: usize, dur: Duration) -> Repor
         handoff_p50: pct(0.5),
         handoff_p99: pct(0.99),
         jain: Some(sum * sum / (counts.len() as f64 * sq)),
+        cpu_us_per_cycle,
     }
 }

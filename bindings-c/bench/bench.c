@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,18 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* This process's user and system CPU seconds so far (every thread, the library's runtime's too). */
+static double process_cpu(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Microseconds of CPU per cycle since cpu0, NAN without cycles. */
+static double cpu_per_cycle(double cpu0, double cycles) {
+    return cycles > 0 ? (process_cpu() - cpu0) * 1e6 / cycles : NAN;
 }
 
 static void die(const char *what, int rc) {
@@ -61,7 +74,7 @@ static void cycle(etcdlock_client *c, const char *name, double *acquired, double
 
 struct report {
     char name[64];
-    double cycles_per_sec, p50_ms, p99_ms, jain; /* NAN: not measured */
+    double cycles_per_sec, p50_ms, p99_ms, jain, cpu_us; /* NAN: not measured; cpu_us: per cycle */
 };
 
 /* ---- lock uncontended / lock many (64 threads): N threads on one client, each its own name ---- */
@@ -103,6 +116,7 @@ static struct report lock_many(int tasks, double seconds) {
     for (int i = 0; i < tasks; i++) pthread_create(&t[i], NULL, many_worker, &args[i]);
     /* Wait for every thread's warm-up cycle, then time; the barrier publishes the deadline. */
     pthread_barrier_wait(&ready);
+    double cpu0 = process_cpu();
     g_many_deadline = now_s() + seconds;
     pthread_barrier_wait(&ready);
     long total = 0;
@@ -110,11 +124,12 @@ static struct report lock_many(int tasks, double seconds) {
         pthread_join(t[i], NULL);
         total += args[i].n;
     }
+    double cpu_us = cpu_per_cycle(cpu0, total);
     pthread_barrier_destroy(&ready);
     free(args);
     free(t);
     etcdlock_client_free(c);
-    struct report r = {.cycles_per_sec = total / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN};
+    struct report r = {.cycles_per_sec = total / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN, .cpu_us = cpu_us};
     if (tasks == 1)
         snprintf(r.name, sizeof r.name, "lock uncontended");
     else
@@ -172,6 +187,7 @@ static struct report lock_many_async(int tasks, double seconds) {
         snprintf(chains[i].name, sizeof chains[i].name, "%s/%d", prefix, i);
         cycle(c, chains[i].name, NULL, NULL); /* the client's lease is granted before timing */
     }
+    double cpu0 = process_cpu();
     double deadline = now_s() + seconds;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < tasks; i++) {
@@ -183,9 +199,10 @@ static struct report lock_many_async(int tasks, double seconds) {
     pthread_mutex_unlock(&mu);
     long total = 0;
     for (int i = 0; i < tasks; i++) total += chains[i].n;
+    double cpu_us = cpu_per_cycle(cpu0, total);
     free(chains);
     etcdlock_client_free(c);
-    struct report r = {.cycles_per_sec = total / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN};
+    struct report r = {.cycles_per_sec = total / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN, .cpu_us = cpu_us};
     snprintf(r.name, sizeof r.name, "lock many (%d tasks)", tasks);
     return r;
 }
@@ -238,6 +255,7 @@ static struct report contended(int clients, double seconds) {
         args[i].cap = cap;
         args[i].spans = calloc(cap, sizeof(struct span));
     }
+    double cpu0 = process_cpu();
     double start = now_s();
     for (int i = 0; i < clients; i++) {
         args[i].deadline = start + seconds;
@@ -245,6 +263,7 @@ static struct report contended(int clients, double seconds) {
     }
     for (int i = 0; i < clients; i++) pthread_join(t[i], NULL);
     double elapsed = now_s() - start;
+    double cpu_used = process_cpu() - cpu0;
 
     size_t total = 0;
     double sum = 0, sq = 0;
@@ -266,7 +285,7 @@ static struct report contended(int clients, double seconds) {
         h[nh++] = d > 0 ? d : 0;
     }
     qsort(h, nh, sizeof *h, by_value);
-    struct report r = {.cycles_per_sec = sum / elapsed, .p50_ms = NAN, .p99_ms = NAN};
+    struct report r = {.cycles_per_sec = sum / elapsed, .p50_ms = NAN, .p99_ms = NAN, .cpu_us = sum > 0 ? cpu_used * 1e6 / sum : NAN};
     if (nh) {
         r.p50_ms = h[(size_t)lround((nh - 1) * 0.5)] * 1e3;
         r.p99_ms = h[(size_t)lround((nh - 1) * 0.99)] * 1e3;
@@ -306,6 +325,11 @@ static void print_json(const struct report *m) {
         printf("null");
     else
         printf("%.4f", m->jain);
+    printf(",\"cpu_us_per_cycle\":");
+    if (isnan(m->cpu_us))
+        printf("null");
+    else
+        printf("%.1f", m->cpu_us);
     printf("}\n");
     fflush(stdout);
 }

@@ -1,0 +1,255 @@
+// The project's lock workloads (bench/src/workloads.rs) with etcd's own Go client and its
+// concurrency.Mutex: the reference most teams would otherwise use, measured beside the bindings
+// in every bench/run.py run.
+//
+//	bench_go --endpoints URL[,URL] --serve
+//
+// One workload per stdin line (`SECONDS WORKLOAD NAME`), one JSON line back for each, shaped like
+// Report::json in bench/src/workloads.rs with "lang":"go", until stdin closes. Workloads:
+// "lock uncontended" (one goroutine, one session), "lock many (64 tasks)" (64 goroutines on one
+// client and one session, each its own name), "lock contended (N clients)" (N clients, each its
+// own session, one name). cpu_us_per_cycle is this process's CPU time (getrusage) over the timed
+// window divided by the cycles.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+)
+
+type report struct {
+	name           string
+	cyclesPerSec   float64
+	p50, p99, jain *float64 // nil: not measured
+	cpuPerCycle    *float64 // microseconds
+}
+
+func (r report) json() string {
+	num := func(v *float64, scale float64) string {
+		if v == nil {
+			return "null"
+		}
+		return strconv.FormatFloat(*v*scale, 'f', 4, 64)
+	}
+	return fmt.Sprintf(`{"lang":"go","workload":"%s","cycles_per_sec":%.1f,"handoff_p50_ms":%s,"handoff_p99_ms":%s,"jain":%s,"cpu_us_per_cycle":%s}`,
+		r.name, r.cyclesPerSec, num(r.p50, 1e3), num(r.p99, 1e3), num(r.jain, 1), num(r.cpuPerCycle, 1))
+}
+
+// cpuNow is this process's user and system CPU time so far.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		die("getrusage", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func die(what string, err error) {
+	fmt.Fprintf(os.Stderr, "bench_go: %s: %v\n", what, err)
+	os.Exit(1)
+}
+
+func unique(tag string) string {
+	return fmt.Sprintf("bench/go-%s-%d-%08x", tag, os.Getpid(), rand.Uint32())
+}
+
+func connect(endpoints []string) *clientv3.Client {
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		die("connect", err)
+	}
+	return c
+}
+
+func session(c *clientv3.Client) *concurrency.Session {
+	s, err := concurrency.NewSession(c, concurrency.WithTTL(30))
+	if err != nil {
+		die("session", err)
+	}
+	return s
+}
+
+func cycle(ctx context.Context, m *concurrency.Mutex) {
+	if err := m.Lock(ctx); err != nil {
+		die("lock", err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		die("unlock", err)
+	}
+}
+
+// lockMany: `tasks` goroutines on one client and one session (one lease, as the bindings' one
+// client), each locking its own name.
+func lockMany(endpoints []string, tasks int, dur time.Duration) (cycles int64, cpu time.Duration) {
+	c := connect(endpoints)
+	defer c.Close()
+	s := session(c)
+	defer s.Close()
+	ctx := context.Background()
+	prefix := unique("lock")
+	mutexes := make([]*concurrency.Mutex, tasks)
+	for i := range mutexes {
+		mutexes[i] = concurrency.NewMutex(s, fmt.Sprintf("%s/%d", prefix, i))
+		cycle(ctx, mutexes[i])
+	}
+	counts := make([]int64, tasks)
+	var wg sync.WaitGroup
+	cpu0 := cpuNow()
+	deadline := time.Now().Add(dur)
+	for i, m := range mutexes {
+		wg.Add(1)
+		go func(i int, m *concurrency.Mutex) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				cycle(ctx, m)
+				counts[i]++
+			}
+		}(i, m)
+	}
+	wg.Wait()
+	cpu = cpuNow() - cpu0
+	for _, n := range counts {
+		cycles += n
+	}
+	return cycles, cpu
+}
+
+// contended: `clients` clients, each its own connection and session, one name.
+func contended(endpoints []string, clients int, dur time.Duration) report {
+	name := unique("contended")
+	type span struct{ acquired, releasing time.Time }
+	var mu sync.Mutex
+	var timeline []span
+	conns := make([]*clientv3.Client, clients)
+	sessions := make([]*concurrency.Session, clients)
+	for i := range conns {
+		conns[i] = connect(endpoints)
+		sessions[i] = session(conns[i])
+	}
+	counts := make([]float64, clients)
+	var wg sync.WaitGroup
+	cpu0 := cpuNow()
+	start := time.Now()
+	deadline := start.Add(dur)
+	for i := range conns {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			m := concurrency.NewMutex(sessions[i], name)
+			ctx := context.Background()
+			for time.Now().Before(deadline) {
+				if err := m.Lock(ctx); err != nil {
+					die("lock", err)
+				}
+				acquired := time.Now()
+				releasing := time.Now()
+				if err := m.Unlock(ctx); err != nil {
+					die("unlock", err)
+				}
+				mu.Lock()
+				timeline = append(timeline, span{acquired, releasing})
+				mu.Unlock()
+				counts[i]++
+			}
+		}(i)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuNow() - cpu0
+	for i := range conns {
+		sessions[i].Close()
+		conns[i].Close()
+	}
+	sort.Slice(timeline, func(a, b int) bool { return timeline[a].acquired.Before(timeline[b].acquired) })
+	var handoffs []float64
+	for i := 1; i < len(timeline); i++ {
+		h := timeline[i].acquired.Sub(timeline[i-1].releasing).Seconds()
+		if h < 0 {
+			h = 0
+		}
+		handoffs = append(handoffs, h)
+	}
+	sort.Float64s(handoffs)
+	pct := func(p float64) *float64 {
+		if len(handoffs) == 0 {
+			return nil
+		}
+		v := handoffs[int(float64(len(handoffs)-1)*p+0.5)]
+		return &v
+	}
+	var sum, sq float64
+	for _, n := range counts {
+		sum += n
+		sq += n * n
+	}
+	r := report{name: fmt.Sprintf("lock contended (%d clients)", clients), cyclesPerSec: sum / elapsed.Seconds(), p50: pct(0.5), p99: pct(0.99)}
+	if sq > 0 {
+		j := sum * sum / (float64(len(counts)) * sq)
+		r.jain = &j
+		c := float64(cpu.Microseconds()) / sum
+		r.cpuPerCycle = &c
+	}
+	return r
+}
+
+func simple(name string, cycles int64, cpu, dur time.Duration) report {
+	r := report{name: name, cyclesPerSec: float64(cycles) / dur.Seconds()}
+	if cycles > 0 {
+		c := float64(cpu.Microseconds()) / float64(cycles)
+		r.cpuPerCycle = &c
+	}
+	return r
+}
+
+func main() {
+	endpoints := flag.String("endpoints", "", "etcd client URLs, comma-separated")
+	serve := flag.Bool("serve", false, "run the workloads named on stdin (see the package comment)")
+	flag.Parse()
+	if *endpoints == "" || !*serve {
+		fmt.Fprintln(os.Stderr, "usage: bench_go --endpoints URL[,URL] --serve")
+		os.Exit(2)
+	}
+	eps := strings.Split(*endpoints, ",")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		secs, name, ok := strings.Cut(strings.TrimSpace(in.Text()), " ")
+		if !ok {
+			break
+		}
+		s, err := strconv.ParseFloat(secs, 64)
+		if err != nil {
+			die("SECONDS WORKLOAD", err)
+		}
+		dur := time.Duration(s * float64(time.Second))
+		var r report
+		switch name {
+		case "lock uncontended":
+			n, cpu := lockMany(eps, 1, dur)
+			r = simple(name, n, cpu, dur)
+		case "lock many (64 tasks)":
+			n, cpu := lockMany(eps, 64, dur)
+			r = simple(name, n, cpu, dur)
+		case "lock contended (4 clients)":
+			r = contended(eps, 4, dur)
+		case "lock contended (16 clients)":
+			r = contended(eps, 16, dur)
+		default:
+			die("workload", fmt.Errorf("unknown workload %q", name))
+		}
+		fmt.Println(r.json())
+	}
+}
