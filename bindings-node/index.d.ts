@@ -149,6 +149,92 @@ export type LockState = {
      */
     revision: bigint;
 };
+/**
+ * A histogram read at one moment.
+ */
+export type HistogramSnapshot = {
+    /**
+     * how many were recorded
+     */
+    count: number;
+    /**
+     * their sum, in seconds
+     */
+    sum: number;
+    /**
+     * `[upper bound in seconds, cumulative count]`, increasing; `count` is the `+Inf` bucket
+     */
+    buckets: Array<[number, number]>;
+};
+/**
+ * A client's metrics since it connected (`client.metrics()`).
+ */
+export type Metrics = {
+    /**
+     * acquires that took the lock
+     */
+    acquisitions: number;
+    /**
+     * acquires whose own timeout passed (`LOCK_TIMEOUT`)
+     */
+    lockTimeouts: number;
+    /**
+     * try-once acquires that found the lock busy (`WOULD_BLOCK`)
+     */
+    wouldBlock: number;
+    /**
+     * acquires that failed otherwise (aborted, closed, unreachable...)
+     */
+    acquireFailures: number;
+    /**
+     * releases that deleted the lock key
+     */
+    releases: number;
+    /**
+     * releases that rejected (not held any more, unreachable...)
+     */
+    releaseFailures: number;
+    /**
+     * held locks lost, by reason
+     */
+    losses: Record<LostReason, number>;
+    /**
+     * how long acquires that took the lock waited
+     */
+    lockWaitSeconds: HistogramSnapshot;
+    /**
+     * how long locks were held, until released or lost
+     */
+    lockHoldSeconds: HistogramSnapshot;
+    /**
+     * requests to etcd sent and not answered yet (now)
+     */
+    requestsInFlight: number;
+    /**
+     * request attempts after a request's first
+     */
+    requestRetries: number;
+    /**
+     * streams moved to the next member
+     */
+    streamReopens: Record<"keepalive" | "watch", number>;
+    /**
+     * times KV requests left a member that failed, went silent or had no leader
+     */
+    memberSwitches: number;
+    /**
+     * leases kept alive now (the shared lock leases too)
+     */
+    leasesAlive: number;
+    /**
+     * watches open now (also one per waiting acquire and held lock)
+     */
+    watchesOpen: number;
+    /**
+     * from each lease keepalive sent to its answer
+     */
+    keepaliveRttSeconds: HistogramSnapshot;
+};
 export type WatchOptions = {
     /**
      * watch every key that starts with `key`
@@ -207,6 +293,33 @@ export type WatchOptions = {
  * @property {bigint} revision the etcd revision the queue was read at
  */
 /**
+ * A histogram read at one moment.
+ * @typedef {object} HistogramSnapshot
+ * @property {number} count how many were recorded
+ * @property {number} sum their sum, in seconds
+ * @property {Array<[number, number]>} buckets `[upper bound in seconds, cumulative count]`, increasing; `count` is the `+Inf` bucket
+ */
+/**
+ * A client's metrics since it connected (`client.metrics()`).
+ * @typedef {object} Metrics
+ * @property {number} acquisitions acquires that took the lock
+ * @property {number} lockTimeouts acquires whose own timeout passed (`LOCK_TIMEOUT`)
+ * @property {number} wouldBlock try-once acquires that found the lock busy (`WOULD_BLOCK`)
+ * @property {number} acquireFailures acquires that failed otherwise (aborted, closed, unreachable...)
+ * @property {number} releases releases that deleted the lock key
+ * @property {number} releaseFailures releases that rejected (not held any more, unreachable...)
+ * @property {Record<LostReason, number>} losses held locks lost, by reason
+ * @property {HistogramSnapshot} lockWaitSeconds how long acquires that took the lock waited
+ * @property {HistogramSnapshot} lockHoldSeconds how long locks were held, until released or lost
+ * @property {number} requestsInFlight requests to etcd sent and not answered yet (now)
+ * @property {number} requestRetries request attempts after a request's first
+ * @property {Record<'keepalive' | 'watch', number>} streamReopens streams moved to the next member
+ * @property {number} memberSwitches times KV requests left a member that failed, went silent or had no leader
+ * @property {number} leasesAlive leases kept alive now (the shared lock leases too)
+ * @property {number} watchesOpen watches open now (also one per waiting acquire and held lock)
+ * @property {HistogramSnapshot} keepaliveRttSeconds from each lease keepalive sent to its answer
+ */
+/**
  * @typedef {object} WatchOptions
  * @property {boolean} [prefix] watch every key that starts with `key`
  * @property {bigint | number} [startRevision] first revision to deliver (default: changes from now on)
@@ -244,6 +357,20 @@ export class Client {
      * @returns {Promise<LockState>}
      */
     inspect(name: Bytes): Promise<LockState>;
+    /**
+     * This client's metrics since it connected: counts of acquisitions, timeouts, busy tries,
+     * failures, releases and failed releases, losses by reason, and the wait and hold histograms
+     * (seconds). Synchronous: it reads counters in memory and sends nothing; zeros before the
+     * client is connected, and still readable after `close()`.
+     * @returns {Metrics}
+     */
+    metrics(): Metrics;
+    /**
+     * The same metrics in the Prometheus text format (`etcdlock_lock_acquisitions_total`,
+     * `etcdlock_lock_wait_seconds` ...), for a `/metrics` endpoint.
+     * @returns {string}
+     */
+    metricsText(): string;
     /**
      * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
      * @param {number} ttl

@@ -7,6 +7,7 @@
 
 const native = require('./native.js');
 const log = require('./log.js');
+const { toMetrics } = require('./metrics.js');
 const { isMainThread } = require('node:worker_threads');
 
 // The native side settles every promise through one threadsafe function per JS thread, which
@@ -647,6 +648,35 @@ class Watch {
  */
 
 /**
+ * A histogram read at one moment.
+ * @typedef {object} HistogramSnapshot
+ * @property {number} count how many were recorded
+ * @property {number} sum their sum, in seconds
+ * @property {Array<[number, number]>} buckets `[upper bound in seconds, cumulative count]`, increasing; `count` is the `+Inf` bucket
+ */
+
+/**
+ * A client's metrics since it connected (`client.metrics()`).
+ * @typedef {object} Metrics
+ * @property {number} acquisitions acquires that took the lock
+ * @property {number} lockTimeouts acquires whose own timeout passed (`LOCK_TIMEOUT`)
+ * @property {number} wouldBlock try-once acquires that found the lock busy (`WOULD_BLOCK`)
+ * @property {number} acquireFailures acquires that failed otherwise (aborted, closed, unreachable...)
+ * @property {number} releases releases that deleted the lock key
+ * @property {number} releaseFailures releases that rejected (not held any more, unreachable...)
+ * @property {Record<LostReason, number>} losses held locks lost, by reason
+ * @property {HistogramSnapshot} lockWaitSeconds how long acquires that took the lock waited
+ * @property {HistogramSnapshot} lockHoldSeconds how long locks were held, until released or lost
+ * @property {number} requestsInFlight requests to etcd sent and not answered yet (now)
+ * @property {number} requestRetries request attempts after a request's first
+ * @property {Record<'keepalive' | 'watch', number>} streamReopens streams moved to the next member
+ * @property {number} memberSwitches times KV requests left a member that failed, went silent or had no leader
+ * @property {number} leasesAlive leases kept alive now (the shared lock leases too)
+ * @property {number} watchesOpen watches open now (also one per waiting acquire and held lock)
+ * @property {HistogramSnapshot} keepaliveRttSeconds from each lease keepalive sent to its answer
+ */
+
+/**
  * @typedef {object} WatchOptions
  * @property {boolean} [prefix] watch every key that starts with `key`
  * @property {bigint | number} [startRevision] first revision to deliver (default: changes from now on)
@@ -784,6 +814,26 @@ class Client {
     } catch (e) {
       throw fromNative(e);
     }
+  }
+
+  /**
+   * This client's metrics since it connected: counts of acquisitions, timeouts, busy tries,
+   * failures, releases and failed releases, losses by reason, and the wait and hold histograms
+   * (seconds). Synchronous: it reads counters in memory and sends nothing; zeros before the
+   * client is connected, and still readable after `close()`.
+   * @returns {Metrics}
+   */
+  metrics() {
+    return /** @type {Metrics} */ (toMetrics(this.#native ? this.#native.metrics() : native.emptyMetrics()));
+  }
+
+  /**
+   * The same metrics in the Prometheus text format (`etcdlock_lock_acquisitions_total`,
+   * `etcdlock_lock_wait_seconds` ...), for a `/metrics` endpoint.
+   * @returns {string}
+   */
+  metricsText() {
+    return this.#native ? this.#native.metricsText() : native.emptyMetricsText();
   }
 
   /**

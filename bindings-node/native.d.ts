@@ -13,6 +13,10 @@ export declare class NativeClient {
   lock(name: Uint8Array, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
+  /** This client's metrics now (no I/O). */
+  metrics(): Array<MetricItem>
+  /** The same in the Prometheus text format. */
+  metricsText(): string
   lease(ttl: number): Promise<NativeLease>
   put(key: Uint8Array, value: Uint8Array, lease?: NativeLease | undefined | null): Promise<bigint>
   get(key: Uint8Array): Promise<Buffer | undefined | null>
@@ -156,3 +160,24 @@ export declare function initLog(cb: (arg: LogEntry) => unknown): number
 
 /** Whether environment `id` wants DEBUG events (each acquisition and release). */
 export declare function setLogDebug(id: number, on: boolean): void
+
+/** One metric; which fields are set depends on `kind`. */
+export interface MetricItem {
+  /** The core's name, snake case (`lock_wait_seconds`). */
+  name: string
+  /** 'counter' | 'gauge' | 'labeled' | 'histogram' */
+  kind: string
+  /** Counters and gauges. */
+  value?: number
+  /** Labelled counters: `[label value, count]` pairs. */
+  labels?: Array<[string, number]>
+  /** Histograms: how many, their sum in seconds, and `[upper bound, cumulative count]` pairs. */
+  count?: number
+  sum?: number
+  buckets?: Array<[number, number]>
+}
+
+/** What a client not connected yet reports: nothing counted. */
+export declare function emptyMetrics(): Array<MetricItem>
+
+export declare function emptyMetricsText(): string

@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import checks  # noqa: E402
+import observe  # noqa: E402
 import timeline_svg  # noqa: E402
 import tls_cluster  # noqa: E402
 import workers  # noqa: E402
@@ -70,12 +71,17 @@ class Run:
         self.lock = threading.Lock()
         self.holder: dict | None = None  # the latest "acquired" event whose holder has not released
         self.narration: list[tuple[float, str]] = []
+        self.metrics: dict[str, str] = {}  # each worker's Prometheus text, printed as it exits
 
     def rel(self, t_ns: int) -> float:
         return (t_ns - self.t0) / 1e9
 
     def add(self, worker: workers.Worker, ev: dict) -> None:
         ev["label"], ev["lang"], ev["pid"] = worker.label, worker.lang, worker.pid
+        if ev.get("ev") == "metrics":
+            with self.lock:
+                self.metrics[worker.label] = ev.get("text", "")
+            return
         if ev.get("ev") == "write_refused" and not checks.is_refusal(ev.get("error")):
             ev["ev"] = "write_unknown"  # a timeout or an unavailable cluster: the write may have committed
         with self.lock:
@@ -241,6 +247,12 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
         for lang, n in counts.items():
             for i in range(n):
                 pool.start(lang, i)
+        tls_args = {}
+        if cert_dir:
+            e = cluster.client_env()
+            tls_args = {"ca_file": e["DEMO_TLS_CA"], "cert_file": e["DEMO_TLS_CERT"], "key_file": e["DEMO_TLS_KEY"]}
+        # The queue at one moment of contention, for the report (inspect() from a client of its own).
+        queue = observe.QueueWatcher(endpoints, LOCK, t0, tls_args).start(until)
         ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl,
                    "flags": cluster.etcdctl_flags() if cert_dir else []}
         try:
@@ -251,6 +263,7 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
             etcd_hist = watcher.finish(settle_s=args.ttl + 3, timeout=30)
         finally:
             watcher.stop()
+            queue.finish()
         history = [e for e in etcd_hist["events"] if e["key"].startswith(LOCK + "/")]
         checks.fill_etcdctl_tokens(run.events, history)
         leftovers = {"keys": [k for k in etcd_hist["keys_at_end"] if k.startswith(LOCK + "/")],
@@ -275,7 +288,17 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
                                                 "over TLS with a client certificate"))
     svg = os.path.join(args.report_dir, "timeline.svg")
     timeline_svg.write(svg, run, done)
+    metrics_lines, bad_metrics = observe.summary(run.metrics)
+    lang_workers = [w.label for w in pool.workers if w.lang in workers.LANGS]
+    killed = {done["kill"]["label"]} if "kill" in done else set()  # SIGKILLed: it printed nothing
+    missing = sorted(set(lang_workers) - set(run.metrics) - killed)
+    results.append((not bad_metrics and not missing,
+                    f"every worker that was not killed printed its metrics as valid Prometheus text ({len(run.metrics)} of {len(lang_workers)})"
+                    + "".join(f"; {b}" for b in bad_metrics) + (f"; none from {', '.join(missing)}" if missing else "")))
     report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)
+    with open(report, "a") as f:
+        f.write("\n## The queue at one moment of contention\n\n" + "\n".join(queue.lines()) + "\n")
+        f.write("\n## Metrics\n\n```\n" + "\n".join(metrics_lines) + "\n```\n")
 
     acquisitions = [e for e in run.events if e["ev"] == "acquired"]
     by_lang = {}
@@ -286,6 +309,12 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
           f"({', '.join(f'{lang} {n}' for lang, n in sorted(by_lang.items()))}), counter {counter}")
     for ok, text in results:
         print(f"  {GREEN + 'ok  ' if ok else RED + 'FAIL'}{RESET}  {text}")
+    print(f"{BOLD}{metrics_lines[0]}{RESET}")
+    for line in metrics_lines[1:]:
+        print(f"  {line}")
+    print(f"{BOLD}queue at one moment of contention{RESET} (client.inspect):")
+    for line in queue.lines():
+        print(f"  {line}")
     print(f"{BOLD}history checker{RESET} ({hist_path}, {etcd_path}):")
     for line in prop_lines:
         print(f"  {line}")

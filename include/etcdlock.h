@@ -686,6 +686,21 @@ int etcdlock_lock_acquire_async(struct etcdlock_client *client,
                                 void *user_data);
 
 /**
+ * etcdlock_lock_acquire_async that also stores `value` in the queue key, as
+ * etcdlock_lock_acquire_with_value does (at most 4096 bytes, NULL with length 0 for none; a
+ * longer value is ETCDLOCK_E_INVALID_ARGUMENT here, and `cb` is never called).
+ */
+int etcdlock_lock_acquire_with_value_async(struct etcdlock_client *client,
+                                           const char *name,
+                                           int64_t ttl_s,
+                                           int64_t timeout_ms,
+                                           const struct etcdlock_cancel *cancel,
+                                           const uint8_t *value,
+                                           size_t value_len,
+                                           etcdlock_lock_cb cb,
+                                           void *user_data);
+
+/**
  * Starts etcdlock_lock_release (same semantics) without blocking: returns ETCDLOCK_OK at once
  * and calls `cb`, if not NULL, exactly once when the release is done (at the latest before
  * etcdlock_client_free of the lock's client returns). The lost callback is disarmed before
@@ -707,6 +722,28 @@ int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb,
  *     etcdlock_set_log_callback(ETCDLOCK_LOG_WARN, on_log, stderr);
  */
 int etcdlock_set_log_callback(int level, etcdlock_log_cb cb, void *user_data);
+
+/**
+ * Writes the client's metrics since it connected to `*out` as a NUL-terminated string in the
+ * Prometheus text format (free it with etcdlock_string_free): lock acquisitions, timeouts,
+ * busy tries, failures, releases, failed releases, losses by reason, the wait and hold
+ * histograms in seconds (`etcdlock_lock_acquisitions_total`, `etcdlock_lock_wait_seconds`...),
+ * and the connection's requests in flight, retries, stream reopens, member switches, leases
+ * alive, watches open and keepalive round trips. Reads counters in memory, sends nothing,
+ * never blocks, works on any thread and on a closed client too.
+ *
+ *     char *text = NULL;
+ *     if (etcdlock_client_metrics_text(client, &text) == ETCDLOCK_OK) {
+ *         fputs(text, stdout);
+ *         etcdlock_string_free(text);
+ *     }
+ */
+int etcdlock_client_metrics_text(const struct etcdlock_client *client, char **out);
+
+/**
+ * Frees a string this library wrote (etcdlock_client_metrics_text). NULL is a no-op.
+ */
+void etcdlock_string_free(char *s);
 
 /**
  * Fills the first `struct_size` bytes of `opts` with the defaults (5 s timeouts, no user,

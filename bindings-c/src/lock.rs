@@ -72,10 +72,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_with_value(
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
-        let value = unsafe { ffi::bytes(value, value_len, "value") }?;
-        etcdlock::check_lock_value(value)?;
-        let (mutex, mut opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
-        opts.value = value.to_vec();
+        let (mutex, opts) = unsafe { request_with_value(c, (name, ttl_s, timeout_ms, cancel), value, value_len) }?;
         let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
         unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
         Ok(())
@@ -214,4 +211,19 @@ pub(crate) unsafe fn request(
     // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
     let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
     Ok((c.client.mutex(name, ttl_s)?, LockOptions { timeout, cancel, ..Default::default() }))
+}
+
+/// [`request`] with the value an acquire stores in its queue key (`value_len` bytes at `value`,
+/// NULL with 0 for none), checked before anything else is.
+pub(crate) unsafe fn request_with_value(
+    c: &etcdlock_client,
+    (name, ttl_s, timeout_ms, cancel): (*const c_char, i64, i64, *const etcdlock_cancel),
+    value: *const u8,
+    value_len: usize,
+) -> ffi::FfiResult<(etcdlock::Mutex, LockOptions)> {
+    let value = unsafe { ffi::bytes(value, value_len, "value") }?;
+    etcdlock::check_lock_value(value)?;
+    let (mutex, mut opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
+    opts.value = value.to_vec();
+    Ok((mutex, opts))
 }

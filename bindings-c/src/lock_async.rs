@@ -40,10 +40,42 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_async(
     cb: etcdlock_lock_cb,
     user_data: *mut c_void,
 ) -> c_int {
+    unsafe { acquire_async(client, name, ttl_s, timeout_ms, cancel, (std::ptr::null(), 0), cb, user_data) }
+}
+
+/// etcdlock_lock_acquire_async that also stores `value` in the queue key, as
+/// etcdlock_lock_acquire_with_value does (at most 4096 bytes, NULL with length 0 for none; a
+/// longer value is ETCDLOCK_E_INVALID_ARGUMENT here, and `cb` is never called).
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_acquire_with_value_async(
+    client: *mut etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+    value: *const u8,
+    value_len: usize,
+    cb: etcdlock_lock_cb,
+    user_data: *mut c_void,
+) -> c_int {
+    unsafe { acquire_async(client, name, ttl_s, timeout_ms, cancel, (value, value_len), cb, user_data) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn acquire_async(
+    client: *mut etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+    (value, value_len): (*const u8, usize),
+    cb: etcdlock_lock_cb,
+    user_data: *mut c_void,
+) -> c_int {
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let cb = cb.ok_or_else(|| invalid("cb must not be NULL"))?;
-        let (mutex, opts) = unsafe { crate::lock::request(c, name, ttl_s, timeout_ms, cancel) }?;
+        let (mutex, opts) = unsafe { crate::lock::request_with_value(c, (name, ttl_s, timeout_ms, cancel), value, value_len) }?;
         let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
         spawn(&c.callbacks, user_data, async move { mutex.lock_with(opts).await }, move |user_data, outcome| {
             let (status, lock) = match outcome {

@@ -136,6 +136,40 @@ static void test_bad_args(void) {
     CHECK(count_keys(slash) == 0);
 }
 
+/* The value reaches the queue key, as etcdlock_inspect shows; a value too long is refused at
+ * once and never calls back.
+ * covers: LOCK-VALUE-001 (through the _async call) */
+static void test_acquire_with_value(void) {
+    char name[128], prefix[140];
+    unique(name, sizeof name, "asyncvalue");
+    snprintf(prefix, sizeof prefix, "%s/", name);
+    static uint8_t big[4097];
+    memset(big, 'x', sizeof big);
+    struct outcome bad = {0};
+    CHECK_RC(etcdlock_lock_acquire_with_value_async(g_client, name, 10, 0, NULL, big, sizeof big, on_lock, &bad),
+             ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK_RC(etcdlock_lock_acquire_with_value_async(g_client, name, 10, 0, NULL, NULL, 3, on_lock, &bad),
+             ETCDLOCK_E_INVALID_ARGUMENT);
+
+    struct outcome got = {0};
+    CHECK_RC(etcdlock_lock_acquire_with_value_async(g_client, name, 10, 5000, NULL, (const uint8_t *)"host-c pid 7", 12,
+                                                    on_lock, &got),
+             ETCDLOCK_OK);
+    CHECK(called_once(&got));
+    CHECK_RC(atomic_load(&got.status), ETCDLOCK_OK);
+    etcdlock_lock *l = atomic_load(&got.lock);
+    etcdlock_lock_state *st = NULL;
+    CHECK_RC(etcdlock_inspect(g_client, name, &st), ETCDLOCK_OK);
+    CHECK(st && st->n_entries == 1 && st->entries[0].value_len == 12 &&
+          memcmp(st->entries[0].value, "host-c pid 7", 12) == 0);
+    CHECK(st && l && st->n_entries == 1 && st->entries[0].fencing_token == etcdlock_lock_fencing_token(l));
+    etcdlock_lock_state_free(st);
+    CHECK_RC(etcdlock_lock_release(l), ETCDLOCK_OK);
+    etcdlock_lock_free(l);
+    CHECK(atomic_load(&bad.calls) == 0);
+    CHECK(count_keys(prefix) == 0);
+}
+
 /* Behind a holder: a try fails with WOULD_BLOCK, a wait with TIMEOUT, a cancelled wait with
  * CANCELLED, and a wait whose client is freed with CLOSED, before the free returns; each
  * leaves no key. Also a release_async whose client is freed at once.
@@ -262,6 +296,7 @@ int main(void) {
     }
     RUN(test_acquire_and_release);
     RUN(test_bad_args);
+    RUN(test_acquire_with_value);
     RUN(test_failures_leave_no_key);
     RUN(test_chained_from_callbacks);
     etcdlock_client_free(g_client);

@@ -108,6 +108,18 @@ impl NativeClient {
         })
     }
 
+    /// This client's metrics now (no I/O).
+    #[napi]
+    pub fn metrics(&self) -> Vec<crate::metrics::MetricItem> {
+        crate::metrics::items(&self.client.metrics())
+    }
+
+    /// The same in the Prometheus text format.
+    #[napi]
+    pub fn metrics_text(&self) -> String {
+        self.client.metrics().prometheus_text()
+    }
+
     #[napi]
     pub fn lease<'env>(&self, env: &'env Env, ttl: i64) -> Result<PromiseRaw<'env, NativeLease>> {
         let client = self.client.clone();

@@ -15,6 +15,7 @@ mod lease;
 mod lock;
 mod log;
 mod lost;
+mod metrics;
 mod promise;
 mod spin;
 mod watch;

@@ -69,6 +69,13 @@ pub struct NativeClient {
     pub inner: Arc<ClientInner>,
 }
 
+impl NativeClient {
+    /// Zeros before the (lazy) connection: nothing was counted yet.
+    fn snapshot(&self) -> etcdlock::Metrics {
+        self.inner.connected().map(Client::metrics).unwrap_or_default()
+    }
+}
+
 #[pymethods]
 impl NativeClient {
     /// Arguments are checked by the Python wrapper; nothing is sent (and no file is read)
@@ -235,6 +242,18 @@ impl NativeClient {
                 Ok((holder, waiters, revision).into_pyobject(py)?.into_any().unbind())
             }) as crate::op::Convert)
         }))
+    }
+
+    /// The client's metrics now (no I/O): a dict of `etcdlock::Metrics::entries()`, counters
+    /// and gauges as ints, labelled counters as dicts, histograms as
+    /// `{"count": int, "sum": float, "buckets": [(upper bound, cumulative count), ...]}`.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::metrics::to_dict(py, &self.snapshot())
+    }
+
+    /// The same in the Prometheus text format.
+    fn metrics_text(&self) -> String {
+        self.snapshot().prometheus_text()
     }
 
     /// A watch handle; it starts (is confirmed by etcd) with `start()` or the first `next()`.

@@ -10,6 +10,7 @@ mod errors;
 mod lease;
 mod lock;
 mod log;
+mod metrics;
 mod op;
 mod watch;
 

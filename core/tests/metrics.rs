@@ -66,3 +66,64 @@ async fn counts_and_histogram_totals_are_exact_after_a_known_sequence() {
     c.close().await;
     other.close().await;
 }
+
+// covers: OBS-METRICS-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_gauges_and_counters_follow_what_happens() {
+    use etcd_testkit::proxy::{Mode, Proxy};
+    // Three endpoints that are one member behind three proxies: the client takes them for three
+    // members, and each proxy can hold or cut what goes through it.
+    let port = shared().members[0].client_port;
+    let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(port)).collect();
+    let via: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let c = client_for(&via).await;
+    let m = c.metrics();
+    assert_eq!((m.requests_in_flight, m.leases_alive, m.watches_open), (0, 0, 0));
+
+    let lease = c.lease(2).await.unwrap();
+    let key = prefix("conn-metrics") + "watched";
+    let watch = c.watch(key.clone(), Default::default()).await.unwrap();
+    let m = c.metrics();
+    assert_eq!((m.leases_alive, m.watches_open), (1, 1));
+    // A 2 s lease is renewed about every 0.7 s: its round trips are counted.
+    assert!(eventually(Duration::from_secs(5), || async { c.metrics().keepalive_rtt_seconds.count >= 2 }).await);
+    let rtt = c.metrics().keepalive_rtt_seconds;
+    assert!(rtt.sum > 0.0 && rtt.sum < rtt.count as f64, "{rtt:?}");
+
+    // A read whose reply is held is in flight; cut, it is sent again (a retry) and answered.
+    proxies.iter().for_each(|p| p.set(Mode::HoldReplies));
+    let reader = c.clone();
+    let get = tokio::spawn(async move { reader.get(b"conn-metrics-probe").await });
+    assert!(eventually(Duration::from_secs(2), || async { c.metrics().requests_in_flight == 1 }).await);
+    proxies.iter().for_each(|p| {
+        p.set(Mode::Pass);
+        p.reset();
+    });
+    get.await.unwrap().unwrap();
+    // Every stream and connection was cut: the streams reopen on the next member, and the KV
+    // requests leave theirs.
+    let reopened = |m: &etcdlock::Metrics, s: &str| m.stream_reopens.iter().find(|(n, _)| *n == s).map_or(0, |(_, n)| *n);
+    assert!(eventually(Duration::from_secs(10), || async {
+        let m = c.metrics();
+        reopened(&m, "keepalive") >= 1 && reopened(&m, "watch") >= 1
+    })
+    .await, "{:?}", c.metrics().stream_reopens);
+    let m = c.metrics();
+    assert_eq!(m.requests_in_flight, 0);
+    assert!(m.request_retries >= 1, "{m:?}");
+    assert!(m.member_switches >= 1, "{m:?}");
+
+    drop(watch);
+    lease.revoke().await.unwrap();
+    let m = c.metrics();
+    assert_eq!((m.leases_alive, m.watches_open), (0, 0));
+    let text = m.prometheus_text();
+    let samples = parse_prometheus(&text);
+    let get = |k: &str| samples.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+    assert_eq!(get("etcdlock_leases_alive"), Some(0.0));
+    assert_eq!(get("etcdlock_request_retries_total"), Some(m.request_retries as f64));
+    assert_eq!(get("etcdlock_stream_reopens_total{stream=\"watch\"}"), Some(reopened(&m, "watch") as f64));
+    assert_eq!(get("etcdlock_keepalive_rtt_seconds_count"), Some(m.keepalive_rtt_seconds.count as f64));
+    assert!(text.contains("# TYPE etcdlock_watches_open gauge\n"));
+    c.close().await;
+}

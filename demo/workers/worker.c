@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t mono_ns(void) {
     struct timespec ts;
@@ -61,7 +62,10 @@ int main(void) {
     while (mono_ns() < until) {
         printf("{\"t\":%llu,\"ev\":\"waiting\"}\n", (unsigned long long)mono_ns());
         etcdlock_lock *lock = NULL;
-        int rc = etcdlock_lock_acquire(client, lock_name, ttl, ETCDLOCK_WAIT_FOREVER, NULL, &lock);
+        char who[32];
+        int who_len = snprintf(who, sizeof who, "c pid %d", (int)getpid());
+        int rc = etcdlock_lock_acquire_with_value(client, lock_name, ttl, ETCDLOCK_WAIT_FOREVER, NULL, (const uint8_t *)who,
+                                                  (size_t)who_len, &lock);
         if (rc != ETCDLOCK_OK) {
             printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"%s\"}\n", (unsigned long long)mono_ns(), etcdlock_status_str(rc));
             struct timespec pause = {0, 200 * 1000000L};
@@ -97,6 +101,18 @@ int main(void) {
         printf("{\"t\":%llu,\"ev\":\"releasing\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
         etcdlock_lock_release(lock);
         etcdlock_lock_free(lock);
+    }
+    char *metrics = NULL;
+    if (etcdlock_client_metrics_text(client, &metrics) == ETCDLOCK_OK) {
+        /* A JSON string: the text's quotes (labels) and newlines escaped. */
+        printf("{\"t\":%llu,\"ev\":\"metrics\",\"text\":\"", (unsigned long long)mono_ns());
+        for (const char *p = metrics; *p; p++) {
+            if (*p == '\n') fputs("\\n", stdout);
+            else if (*p == '"' || *p == '\\') printf("\\%c", *p);
+            else putchar(*p);
+        }
+        puts("\"}");
+        etcdlock_string_free(metrics);
     }
     etcdlock_client_free(client);
     printf("{\"t\":%llu,\"ev\":\"done\"}\n", (unsigned long long)mono_ns());

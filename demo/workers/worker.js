@@ -27,7 +27,7 @@ async function main() {
     emit({ ev: 'waiting' });
     let lock;
     try {
-      lock = await client.lock(env.DEMO_LOCK, { ttl: Number(env.DEMO_TTL) });
+      lock = await client.lock(env.DEMO_LOCK, { ttl: Number(env.DEMO_TTL), value: `node pid ${process.pid}` });
     } catch (e) {
       emit({ ev: 'error', error: `${e.code}: ${e.message}` });
       await sleep(200);
@@ -51,6 +51,7 @@ async function main() {
       (e) => emit({ ev: 'release_failed', token, error: e.code }),
     );
   }
+  emit({ ev: 'metrics', text: client.metricsText() });
   await client.close();
   emit({ ev: 'done' });
 }

@@ -22,7 +22,8 @@ def main():
     if env.get("DEMO_TLS_CA"):
         tls = {"ca_file": env["DEMO_TLS_CA"], "cert_file": env.get("DEMO_TLS_CERT"), "key_file": env.get("DEMO_TLS_KEY")}
     with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"], **tls) as client:
-        lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]))
+        # The value is who queues: the report's queue inspection shows it.
+        lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]), value=f"python pid {os.getpid()}")
         emit(ev="ready")
         while time.monotonic_ns() < until:
             emit(ev="waiting")
@@ -48,6 +49,7 @@ def main():
                 emit(ev="released", token=token)
             except etcdlock.Error as e:
                 emit(ev="release_failed", token=token, error=type(e).__name__)
+        emit(ev="metrics", text=client.metrics_text())
     emit(ev="done")
 
 

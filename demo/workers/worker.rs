@@ -58,7 +58,8 @@ async fn main() {
     emit("\"ev\":\"ready\"");
     while mono_ns() < until {
         emit("\"ev\":\"waiting\"");
-        let guard = match mutex.lock().await {
+        let value = format!("rust pid {}", std::process::id()).into_bytes();
+        let guard = match mutex.lock_with(etcdlock::LockOptions { value, ..Default::default() }).await {
             Ok(g) => g,
             Err(e) => {
                 emit(&format!("\"ev\":\"error\",\"error\":{:?}", e.to_string()));
@@ -87,6 +88,8 @@ async fn main() {
         let _ = guard.release().await;
         watcher.abort();
     }
+    // Debug-formatting escapes the text's quotes and newlines as JSON does (it is ASCII).
+    emit(&format!("\"ev\":\"metrics\",\"text\":{:?}", client.metrics().prometheus_text()));
     client.close().await;
     emit("\"ev\":\"done\"");
 }

@@ -8,7 +8,7 @@ propagates."""
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Generator, Optional, Sequence, Type, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -104,6 +104,15 @@ class AsyncClient:
     async def inspect(self, name: BytesLike) -> LockState:
         """The queue of lock ``name`` as etcd has it now (see ``Client.inspect``)."""
         return lock_state(await _run(self._n.inspect(_args.to_bytes(name, "name"))))
+
+    def metrics(self) -> Dict[str, Any]:
+        """This client's metrics (see ``Client.metrics``). Not awaitable: it reads counters in
+        memory and sends nothing."""
+        return self._n.metrics()
+
+    def metrics_text(self) -> str:
+        """The same metrics in the Prometheus text format (see ``Client.metrics_text``)."""
+        return self._n.metrics_text()
 
     def lease(self, ttl: int = DEFAULT_TTL) -> "_Grant":
         """Grants a lease: ``lease = await client.lease(10)``, or ``async with

@@ -5,7 +5,7 @@ that Ctrl-C raises ``KeyboardInterrupt`` promptly; an interrupted ``acquire()`` 
 lock queue (its cleanup finished) by the time the exception propagates."""
 
 from types import TracebackType
-from typing import Callable, Iterator, List, Optional, Sequence, Type, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -83,6 +83,21 @@ class Client:
         a ``QueueEntry`` with ``key``, ``fencing_token``, ``lease``, ``ttl`` (seconds left) and
         ``value``. Changes nothing."""
         return lock_state(self._n.inspect(_args.to_bytes(name, "name")).wait())
+
+    def metrics(self) -> Dict[str, Any]:
+        """This client's metrics since it connected (no I/O; cheap): ``acquisitions``,
+        ``lock_timeouts``, ``would_block``, ``acquire_failures``, ``releases``,
+        ``release_failures`` (ints), ``losses`` (a dict by reason: ``expired``, ``revoked``,
+        ``key_deleted``, ``closed``), and the histograms ``lock_wait_seconds`` and
+        ``lock_hold_seconds`` as ``{"count": int, "sum": float (seconds), "buckets": [(upper
+        bound in seconds, cumulative count), ...]}``. The names are the core's
+        (``etcdlock::Metrics::entries``), the same in every binding."""
+        return self._n.metrics()
+
+    def metrics_text(self) -> str:
+        """The same metrics in the Prometheus text format (``etcdlock_lock_acquisitions_total``,
+        ``etcdlock_lock_wait_seconds`` ...), for a ``/metrics`` endpoint."""
+        return self._n.metrics_text()
 
     def lease(self, ttl: int = DEFAULT_TTL) -> "Lease":
         """Grants a lease of ``ttl`` seconds, kept alive in the background until revoked."""

@@ -79,7 +79,11 @@ impl Client {
         let inner = &self.inner;
         let refreshed = AtomicBool::new(false);
         let refreshed = &refreshed;
+        let mut first = true;
         let mut attempt = || {
+            if !std::mem::take(&mut first) {
+                inner.stats.retries.fetch_add(1, Ordering::Relaxed);
+            }
             // Boxed: a tonic call's future is kilobytes, and every async layer above (retry,
             // deadline, lock, a binding's spawned task) would otherwise carry and copy it.
             let fut = Box::pin(f(&inner.rpc));

@@ -14,6 +14,7 @@ pub use options::ClientOptions;
 use crate::client::error::{Error, ErrorKind, Result};
 use crate::lease::keepalive::Keeper;
 use crate::transport::paths::Paths;
+use crate::transport::stats::ConnStats;
 use crate::client::kv::KeyValue;
 use crate::lease::Lease;
 use crate::runtime;
@@ -67,6 +68,8 @@ pub(crate) struct Inner {
     /// same token stale refresh it once.
     token: std::sync::atomic::AtomicU64,
     refreshing: tokio::sync::Mutex<()>,
+    /// What the connection counts (`Client::metrics`).
+    pub stats: Arc<ConnStats>,
 }
 
 impl Drop for Inner {
@@ -82,6 +85,11 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// Requests sent and not answered yet (each holds one of the `max_in_flight` permits).
+    pub(crate) fn in_flight(&self) -> usize {
+        self.opts.max_in_flight.saturating_sub(self.permits.available_permits())
+    }
+
     /// Marks the client closed and cancels its token; false if it already was.
     pub(crate) fn mark_closed(&self) -> bool {
         if self.is_closed.swap(true, Ordering::AcqRel) {
@@ -124,6 +132,7 @@ impl Client {
             None => copts.clone(),
         };
         let deadline = Instant::now() + opts.connect_timeout;
+        let stats = Arc::new(ConnStats::default());
         // Unary calls (KV, lease grant and revoke) take a leaner channel than etcd-client's own,
         // which also picks and leaves members (design.md, "Member selection"; transport/h2_channel.rs).
         // Making it authenticates a user: that request carries the connect deadline too.
@@ -132,17 +141,19 @@ impl Client {
             deadline,
             crate::transport::h2_channel::CALL.scope(
                 call,
-                crate::transport::h2_channel::client_over(&eps, opts.connect_timeout.min(opts.request_timeout), copts, tls),
+                crate::transport::h2_channel::client_over(&eps, opts.connect_timeout.min(opts.request_timeout), copts, tls, stats.clone()),
             ),
         )
         .await
         .map_err(|_| Error::new(ErrorKind::Unavailable, "cannot reach etcd: no member answered in time"))??;
         let streams = if eps.len() == 1 { Some(crate::transport::paths::single(&eps, &stream_opts, deadline).await?) } else { None };
         let closed = CancellationToken::new();
+        let paths = |stream, shared| Paths::new(stream, shared, eps.clone(), stream_opts.clone(), stats.clone());
         let client = Client {
             inner: Arc::new(Inner {
-                keeper: Keeper::new(Paths::new("keepalive", streams.clone(), eps.clone(), stream_opts.clone()), closed.clone()),
-                hub: Hub::new(Paths::new("watch", streams, eps, stream_opts), closed.clone()),
+                keeper: Keeper::new(paths("keepalive", streams.clone()), closed.clone()),
+                hub: Hub::new(paths("watch", streams), closed.clone()),
+                stats,
                 rpc: Rpc { kv: crate::transport::kv_pool::KvPool::new(unary.kv_client()), lease: unary.lease_client() },
                 extension: Extension::default(),
                 token: Default::default(),

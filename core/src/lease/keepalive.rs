@@ -22,6 +22,7 @@ use crate::runtime::clock;
 use crate::lease::{revoke_detached, LeaseState};
 use crate::lease::lost::LostReason;
 use crate::transport::paths::Paths;
+use crate::transport::stats::Histogram;
 use crate::runtime;
 use schedule::{Entry, Pending};
 use std::collections::HashMap;
@@ -62,6 +63,11 @@ impl Keeper {
     pub fn remove(&self, id: i64) {
         self.leases.lock().unwrap().remove(&id);
         let _ = self.tx.send(Cmd::Remove(id));
+    }
+
+    /// Leases kept alive now: granted, and neither revoked nor lost.
+    pub fn alive(&self) -> usize {
+        self.leases.lock().unwrap().values().filter(|s| s.lost.reason().is_none()).count()
     }
 
     /// On close: marks every lease lost and revokes them, all at once, bounded by `deadline`.
@@ -165,7 +171,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                 let mut msg = msg;
                 for _ in 0..BATCH {
                     match msg {
-                        Some(resp) => answered(&mut leases, resp),
+                        Some(resp) => answered(&mut leases, resp, &paths.stats.keepalive_rtt),
                         None => {
                             drop_stream(&mut stream, &mut paths, &mut leases, &mut pending, &mut retry_at, &mut backoff);
                             wake = Instant::now();
@@ -194,7 +200,7 @@ fn expired(state: &LeaseState) {
 }
 
 /// Credits a response to its lease's oldest unanswered keepalive.
-fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveResponse) {
+fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveResponse, rtt: &Histogram) {
     if let Some(e) = leases.get_mut(&resp.id()) {
         let sent = e.sent.pop_front();
         if resp.ttl() <= 0 && e.state.just_granted() {
@@ -203,6 +209,7 @@ fn answered(leases: &mut HashMap<i64, Entry>, resp: etcd_client::LeaseKeepAliveR
             expired(&e.state);
             leases.remove(&resp.id());
         } else if let Some((sent_at, _)) = sent {
+            rtt.record(clock::now().saturating_sub(sent_at));
             e.state.acknowledged(sent_at);
         }
     }

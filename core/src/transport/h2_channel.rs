@@ -35,6 +35,7 @@ use std::time::Duration;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tonic::Status;
 use crate::transport::fate::{self, Fate};
+use crate::transport::stats::ConnStats;
 use crate::transport::tls::Tls;
 
 type Request = http::Request<tonic::body::Body>;
@@ -97,6 +98,8 @@ struct Shared {
     /// One connection attempt at a time: 64 tasks finding no connection open one, not 64.
     connecting: tokio::sync::Mutex<()>,
     ids: AtomicU64,
+    /// Counts the moves to another member.
+    stats: Arc<ConnStats>,
 }
 
 struct State {
@@ -127,7 +130,7 @@ impl H2Channel {
     /// `endpoints` are `http://host:port` (or, with `tls`, `https://`) URLs. Connects lazily,
     /// first to a random endpoint. `connect_timeout` bounds connecting to all of them; see
     /// [`attempt_limit`].
-    pub fn new(endpoints: &[String], connect_timeout: Duration, tls: Option<Arc<Tls>>) -> crate::Result<H2Channel> {
+    pub fn new(endpoints: &[String], connect_timeout: Duration, tls: Option<Arc<Tls>>, stats: Arc<ConnStats>) -> crate::Result<H2Channel> {
         let endpoints = endpoints
             .iter()
             .map(|e| {
@@ -147,6 +150,7 @@ impl H2Channel {
                 state: StdMutex::new(State { next: first, conn: None }),
                 connecting: Default::default(),
                 ids: AtomicU64::new(0),
+                stats,
             }),
         })
     }
@@ -156,7 +160,7 @@ impl H2Channel {
 /// grant, revoke, time-to-live; a watch or keepalive stream fails with Unimplemented). With a
 /// user and password set in `opts`, this authenticates (through the channel).
 pub async fn etcd_client(endpoints: &[String], connect_timeout: Duration, opts: etcd_client::ConnectOptions) -> crate::Result<etcd_client::Client> {
-    client_over(endpoints, connect_timeout, opts, None).await
+    client_over(endpoints, connect_timeout, opts, None, Default::default()).await
 }
 
 /// [`etcd_client`], over TLS when `tls` is given (the endpoints are then `https://`).
@@ -165,8 +169,9 @@ pub(crate) async fn client_over(
     connect_timeout: Duration,
     opts: etcd_client::ConnectOptions,
     tls: Option<Arc<Tls>>,
+    stats: Arc<ConnStats>,
 ) -> crate::Result<etcd_client::Client> {
-    let channel = H2Channel::new(endpoints, connect_timeout, tls)?;
+    let channel = H2Channel::new(endpoints, connect_timeout, tls, stats)?;
     let channel = etcd_client::Channel::Custom(tower::util::BoxCloneSyncService::new(channel));
     Ok(etcd_client::Client::from_channel(channel, Some(opts)).await?)
 }
@@ -306,6 +311,7 @@ impl Shared {
         if let Some(endpoint) = state.conn.as_ref().filter(|c| c.id == id).map(|c| c.endpoint) {
             state.next = endpoint + 1;
             state.conn = None;
+            self.stats.member_switches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             tracing::info!(target: "etcdlock", member = %self.endpoints[endpoint].addr, "KV requests leave a member that failed, went silent or has no leader");
         }
     }

@@ -7,4 +7,5 @@ pub mod h2_channel;
 pub(crate) mod health;
 pub(crate) mod kv_pool;
 pub(crate) mod paths;
+pub(crate) mod stats;
 pub(crate) mod tls;

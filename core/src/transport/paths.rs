@@ -8,6 +8,8 @@
 
 use crate::client::backoff::retry;
 use crate::client::error::{Error, ErrorKind, Result};
+use crate::transport::stats::ConnStats;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -21,14 +23,22 @@ pub(crate) struct Paths {
     opts: etcd_client::ConnectOptions,
     current: usize,
     conn: Option<etcd_client::Client>,
+    /// The client's connection counters (reopens here; keepalive round trips by the keeper).
+    pub stats: Arc<ConnStats>,
 }
 
 impl Paths {
     /// `shared`: the connection to use when there is only one endpoint.
-    pub fn new(stream: &'static str, shared: Option<etcd_client::Client>, endpoints: Vec<String>, opts: etcd_client::ConnectOptions) -> Paths {
+    pub fn new(
+        stream: &'static str,
+        shared: Option<etcd_client::Client>,
+        endpoints: Vec<String>,
+        opts: etcd_client::ConnectOptions,
+        stats: Arc<ConnStats>,
+    ) -> Paths {
         // A random first member spreads the streams of many clients.
         let current = rand::random_range(0..endpoints.len().max(1));
-        Paths { stream, shared, endpoints, opts, current, conn: None }
+        Paths { stream, shared, endpoints, opts, current, conn: None, stats }
     }
 
     /// A connection to the current member, made within `limit`.
@@ -48,6 +58,7 @@ impl Paths {
         self.conn = None;
         let from = self.current;
         self.current = (self.current + 1) % self.len();
+        self.stats.reopened(self.stream);
         let member = |i: usize| self.endpoints.get(i).map_or("", String::as_str);
         tracing::info!(target: "etcdlock", stream = self.stream, from = member(from), to = member(self.current), "stream broke or went silent: reopening it on the next member");
     }

@@ -26,6 +26,7 @@ use crate::transport::paths::Paths;
 use crate::runtime;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -69,6 +70,8 @@ enum Cmd {
 pub(crate) struct Hub {
     tx: mpsc::UnboundedSender<Cmd>,
     next_id: AtomicI64,
+    /// Subscriptions not dropped yet (`Client::metrics`'s `watches_open`).
+    open: Arc<AtomicI64>,
 }
 
 /// A subscription; cancelled on the server when dropped.
@@ -76,11 +79,13 @@ pub(crate) struct Subscription {
     pub id: i64,
     pub rx: mpsc::Receiver<Msg>,
     hub: mpsc::UnboundedSender<Cmd>,
+    open: Arc<AtomicI64>,
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
         let _ = self.hub.send(Cmd::Cancel(self.id));
+        self.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -88,7 +93,7 @@ impl Hub {
     pub fn new(paths: Paths, closed: CancellationToken) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         runtime::spawn(run(paths, closed, rx));
-        Hub { tx, next_id: AtomicI64::new(1) }
+        Hub { tx, next_id: AtomicI64::new(1), open: Default::default() }
     }
 
     /// Subscribes. The channel yields `Created` first, then events; it closes when the stream
@@ -97,7 +102,14 @@ impl Hub {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel(BUFFER);
         let _ = self.tx.send(Cmd::Create { id, spec, tx });
-        Subscription { id, rx, hub: self.tx.clone() }
+        self.open.fetch_add(1, Ordering::Relaxed);
+        Subscription { id, rx, hub: self.tx.clone(), open: self.open.clone() }
+    }
+
+    /// Subscriptions open now: each watch, each waiting acquire and each held lock's monitor
+    /// has one.
+    pub fn open(&self) -> i64 {
+        self.open.load(Ordering::Relaxed)
     }
 }
 

@@ -1,0 +1,119 @@
+//! Per-client lock metrics: counters and two histograms, atomics only (recording allocates
+//! nothing and takes no lock), read with the connection's (transport/stats.rs) as a
+//! [`Metrics`] snapshot or as Prometheus text.
+
+mod snapshot;
+
+pub use snapshot::{MetricEntry, MetricValue, Metrics};
+
+use crate::client::error::ErrorKind;
+use crate::client::Client;
+use crate::lease::lost::LostReason;
+use crate::transport::stats::{ConnStats, Histogram};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+const REASONS: [LostReason; 4] = [LostReason::Expired, LostReason::Revoked, LostReason::KeyDeleted, LostReason::Closed];
+
+/// What the client's locks record (kept in `sync::PerClient`).
+#[derive(Default)]
+pub(crate) struct LockMetrics {
+    acquisitions: AtomicU64,
+    lock_timeouts: AtomicU64,
+    would_block: AtomicU64,
+    acquire_failures: AtomicU64,
+    releases: AtomicU64,
+    release_failures: AtomicU64,
+    losses: [AtomicU64; 4],
+    wait: Histogram,
+    hold: Histogram,
+}
+
+impl LockMetrics {
+    /// One acquire ended: held after `waited`, or failed with `failed`.
+    pub fn acquire(&self, waited: Duration, failed: Option<ErrorKind>) {
+        match failed {
+            None => {
+                self.acquisitions.fetch_add(1, Relaxed);
+                self.wait.record(waited);
+            }
+            Some(ErrorKind::LockTimeout) => drop(self.lock_timeouts.fetch_add(1, Relaxed)),
+            Some(ErrorKind::WouldBlock) => drop(self.would_block.fetch_add(1, Relaxed)),
+            Some(_) => drop(self.acquire_failures.fetch_add(1, Relaxed)),
+        }
+    }
+
+    /// A release ended: `held` for so long, or it failed.
+    pub fn release(&self, held: Duration, ok: bool) {
+        if ok {
+            self.releases.fetch_add(1, Relaxed);
+            self.hold.record(held);
+        } else {
+            self.release_failures.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// A held lock was lost after `held`.
+    pub fn lost(&self, reason: LostReason, held: Duration) {
+        let i = REASONS.iter().position(|r| *r == reason).unwrap_or(0);
+        self.losses[i].fetch_add(1, Relaxed);
+        self.hold.record(held);
+    }
+}
+
+impl Client {
+    /// This client's metrics so far: the lock counters and histograms, the connection's
+    /// counters since connect, and gauges read now (in-flight requests, leases, watches).
+    /// Cheap: atomic reads, and a count of the client's leases.
+    ///
+    /// ```no_run
+    /// # fn demo(client: etcdlock::Client) {
+    /// let m = client.metrics();
+    /// println!("{} acquisitions, mean wait {:.3} s", m.acquisitions, m.lock_wait_seconds.sum / m.lock_wait_seconds.count.max(1) as f64);
+    /// print!("{}", m.prometheus_text());
+    /// # }
+    /// ```
+    pub fn metrics(&self) -> Metrics {
+        let inner = &self.inner;
+        let gauges = Gauges { in_flight: inner.in_flight() as i64, leases: inner.keeper.alive() as i64, watches: inner.hub.open() };
+        crate::sync::PerClient::of(self).metrics.snapshot(&inner.stats, gauges)
+    }
+}
+
+/// What is read now rather than counted.
+#[derive(Default)]
+struct Gauges {
+    in_flight: i64,
+    leases: i64,
+    watches: i64,
+}
+
+impl LockMetrics {
+    fn snapshot(&self, conn: &ConnStats, now: Gauges) -> Metrics {
+        Metrics {
+            acquisitions: self.acquisitions.load(Relaxed),
+            lock_timeouts: self.lock_timeouts.load(Relaxed),
+            would_block: self.would_block.load(Relaxed),
+            acquire_failures: self.acquire_failures.load(Relaxed),
+            releases: self.releases.load(Relaxed),
+            release_failures: self.release_failures.load(Relaxed),
+            losses: REASONS.iter().zip(&self.losses).map(|(r, n)| (r.as_str(), n.load(Relaxed))).collect(),
+            lock_wait_seconds: self.wait.snapshot(),
+            lock_hold_seconds: self.hold.snapshot(),
+            requests_in_flight: now.in_flight,
+            request_retries: conn.retries.load(Relaxed),
+            stream_reopens: conn.reopens(),
+            member_switches: conn.member_switches.load(Relaxed),
+            leases_alive: now.leases,
+            watches_open: now.watches,
+            keepalive_rtt_seconds: conn.keepalive_rtt.snapshot(),
+        }
+    }
+}
+
+/// Nothing counted yet: what a binding shows before its client is connected.
+impl Default for Metrics {
+    fn default() -> Metrics {
+        LockMetrics::default().snapshot(&ConnStats::default(), Gauges::default())
+    }
+}
