@@ -46,7 +46,7 @@ echo "== Python"
 bash bindings-python/test.sh
 
 echo "== Fault scenarios on a 3-member etcd 3.6 cluster, every binding's workers, judged by the history checker (tests/history)"
-ETCDCTL_BIN="$ctl" python3 -m pytest -q tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_soak.py
+ETCDCTL_BIN="$ctl" python3 -m pytest -q tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_soak.py
 bash scripts/soak.sh --minutes 1
 
 echo "== Packaging: the wheel, the sdist, the npm tarball and the C library, installed and used without cargo, rustc or protoc"

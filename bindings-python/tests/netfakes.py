@@ -24,6 +24,7 @@ the number of frames sent on; ``reset`` -> the reset stream's ID (0: none held).
 proxy and exits at the end of its input."""
 
 import socket
+import struct
 import sys
 import threading
 import time
@@ -49,18 +50,46 @@ def _shut(sock: socket.socket) -> None:
     sock.close()
 
 
-def _listener(backlog: int = 64) -> socket.socket:
+def reset(sock: socket.socket) -> None:
+    """Closes with a reset (RST) instead of an orderly FIN, as a network that lost the peer."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
+def listener(backlog: int = 64) -> socket.socket:
+    """A listening socket on a free port of 127.0.0.1."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((HOST, 0))
     s.listen(backlog)
     return s
 
 
+def dial(port: int, client: socket.socket) -> Optional[socket.socket]:
+    """The upstream connection of a proxy's accepted ``client``, to 127.0.0.1:``port``, both
+    without Nagle's delay (small gRPC frames would wait otherwise). None when the upstream
+    cannot be reached: the client is then shut, as if the upstream refused it."""
+    try:
+        up = socket.create_connection((HOST, port), timeout=5)
+    except OSError:
+        _shut(client)
+        return None
+    up.settimeout(None)
+    for s in (client, up):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return up
+
+
 class SilentListener:
     """Accepts connections and never reads or writes a byte; counts them in ``accepted``."""
 
     def __init__(self) -> None:
-        self._sock = _listener()
+        self._sock = listener()
         self.endpoint = f"http://{HOST}:{self._sock.getsockname()[1]}"
         self.accepted = 0
         self._held: List[socket.socket] = []
@@ -96,7 +125,7 @@ class UnacceptingListener:
     connections until a connect no longer completes: every further SYN is dropped."""
 
     def __init__(self) -> None:
-        self._sock = _listener(0)
+        self._sock = listener(0)
         port = self._sock.getsockname()[1]
         self.endpoint = f"http://{HOST}:{port}"
         self._fillers: List[socket.socket] = []
@@ -159,7 +188,7 @@ class HoldProxy:
 
     def __init__(self, port: int) -> None:
         self._port = port
-        self._sock = _listener()
+        self._sock = listener()
         self.endpoint = f"http://{HOST}:{self._sock.getsockname()[1]}"
         self._lock = threading.Lock()  # the hold state, and every write to an upstream socket
         self._marker: Optional[bytes] = None
@@ -181,14 +210,9 @@ class HoldProxy:
                 client, _ = self._sock.accept()
             except OSError:
                 return
-            try:
-                up = socket.create_connection((HOST, self._port), timeout=5)
-            except OSError:
-                _shut(client)
+            up = dial(self._port, client)
+            if up is None:
                 continue
-            up.settimeout(None)
-            for s in (client, up):
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = _Conn(client, up)
             with self._lock:
                 self._socks += [client, up]

@@ -1,7 +1,10 @@
 /* The C demo worker: acquire -> guarded increment -> work -> release, reported as JSON lines.
  * Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
  * DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline); with https:// endpoints (demo.sh --tls) also
- * DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate). */
+ * DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate).
+ * DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker
+ * then also writes the counter without the lock after each release, which the history checker
+ * must catch. */
 #include <etcdlock.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,11 +44,26 @@ static void on_lost(void *user_data, int reason) {
     fflush(stdout);
 }
 
+/* The counter's value, 0 when it is missing or unreadable. */
+static long read_counter(etcdlock_client *client, const char *counter) {
+    long current = 0;
+    etcdlock_buf *buf = NULL;
+    if (etcdlock_get(client, (const uint8_t *)counter, strlen(counter), &buf) == ETCDLOCK_OK && buf) {
+        char text[32] = {0};
+        size_t n = etcdlock_buf_len(buf) < sizeof text - 1 ? etcdlock_buf_len(buf) : sizeof text - 1;
+        memcpy(text, etcdlock_buf_data(buf), n);
+        current = atol(text);
+        etcdlock_buf_free(buf);
+    }
+    return current;
+}
+
 int main(void) {
     const char *lock_name = env("DEMO_LOCK"), *counter = env("DEMO_COUNTER");
     int64_t ttl = atoll(env("DEMO_TTL"));
     long work_ms = atol(env("DEMO_WORK_MS"));
     uint64_t until = strtoull(env("DEMO_UNTIL_NS"), NULL, 10);
+    int stale = getenv("DEMO_BREAK") && strcmp(getenv("DEMO_BREAK"), "stale") == 0;
     etcdlock_client_options opts = ETCDLOCK_CLIENT_OPTIONS_INIT;
     opts.ca_file = getenv("DEMO_TLS_CA"); /* NULL (plain demo): no TLS options */
     opts.cert_file = getenv("DEMO_TLS_CERT");
@@ -81,15 +99,7 @@ int main(void) {
         struct timespec hold = {work_ms / 1000, (work_ms % 1000) * 1000000L};
         nanosleep(&hold, NULL);
 
-        long current = 0;
-        etcdlock_buf *buf = NULL;
-        if (etcdlock_get(client, (const uint8_t *)counter, strlen(counter), &buf) == ETCDLOCK_OK && buf) {
-            char text[32] = {0};
-            size_t n = etcdlock_buf_len(buf) < sizeof text - 1 ? etcdlock_buf_len(buf) : sizeof text - 1;
-            memcpy(text, etcdlock_buf_data(buf), n);
-            current = atol(text);
-            etcdlock_buf_free(buf);
-        }
+        long current = read_counter(client, counter);
         char next[32];
         int next_len = snprintf(next, sizeof next, "%ld", current + 1);
         rc = etcdlock_put(client, (const uint8_t *)counter, strlen(counter), (const uint8_t *)next, (size_t)next_len, lock);
@@ -99,8 +109,19 @@ int main(void) {
             printf("{\"t\":%llu,\"ev\":\"write_refused\",\"token\":%lld,\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
                    (long long)token, etcdlock_status_str(rc));
         printf("{\"t\":%llu,\"ev\":\"releasing\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
-        etcdlock_lock_release(lock);
+        rc = etcdlock_lock_release(lock);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"released\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
+        else
+            printf("{\"t\":%llu,\"ev\":\"release_failed\",\"token\":%lld,\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   (long long)token, etcdlock_status_str(rc));
         etcdlock_lock_free(lock);
+        if (stale) { /* BROKEN on purpose (DEMO_BREAK=stale): a write without the lock */
+            current = read_counter(client, counter);
+            next_len = snprintf(next, sizeof next, "%ld", current + 1);
+            if (etcdlock_put(client, (const uint8_t *)counter, strlen(counter), (const uint8_t *)next, (size_t)next_len, NULL) == ETCDLOCK_OK)
+                printf("{\"t\":%llu,\"ev\":\"wrote\",\"token\":%lld,\"value\":%ld}\n", (unsigned long long)mono_ns(), (long long)token, current + 1);
+        }
     }
     char *metrics = NULL;
     if (etcdlock_client_metrics_text(client, &metrics) == ETCDLOCK_OK) {

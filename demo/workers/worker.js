@@ -2,6 +2,8 @@
 // Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
 // DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; process.hrtime reads that clock on Linux); with
 // https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
+// DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker then
+// also writes the counter without the lock after each release, which the history checker must catch.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -11,6 +13,7 @@ const now = () => process.hrtime.bigint();
 const emit = (fields) =>
   process.stdout.write(JSON.stringify({ t: now().toString(), ...fields }).replace(/"t":"(\d+)"/, '"t":$1') + '\n');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const readCounter = async (client, key) => Number((await client.get(key))?.toString() ?? 0);
 
 async function main() {
   const env = process.env;
@@ -37,7 +40,7 @@ async function main() {
     emit({ ev: 'acquired', token, key: lock.key.toString() });
     lock.onLost((reason) => emit({ ev: 'lost', token, reason }));
     await sleep(work);
-    const current = Number((await client.get(env.DEMO_COUNTER))?.toString() ?? 0);
+    const current = await readCounter(client, env.DEMO_COUNTER);
     try {
       await client.put(env.DEMO_COUNTER, String(current + 1), { ifHeld: lock });
       emit({ ev: 'wrote', token, value: current + 1 });
@@ -50,6 +53,12 @@ async function main() {
       () => emit({ ev: 'released', token }),
       (e) => emit({ ev: 'release_failed', token, error: e.code }),
     );
+    if (env.DEMO_BREAK === 'stale') {
+      // BROKEN on purpose: a write without the lock.
+      const stale = (await readCounter(client, env.DEMO_COUNTER)) + 1;
+      await client.put(env.DEMO_COUNTER, String(stale));
+      emit({ ev: 'wrote', token, value: stale });
+    }
   }
   emit({ ev: 'metrics', text: client.metricsText() });
   await client.close();

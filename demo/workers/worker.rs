@@ -6,6 +6,9 @@
 //! Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
 //! DEMO_UNTIL_NS (CLOCK_MONOTONIC deadline); with `https://` endpoints (`demo.sh --tls`) also
 //! DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate).
+//! DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker
+//! then also writes the counter without the lock after each release, which the history checker
+//! must catch.
 
 use etcdlock::{ClientOptions, Pem, TlsOptions};
 use std::time::Duration;
@@ -44,6 +47,14 @@ fn tls() -> Option<TlsOptions> {
     Some(TlsOptions { ca: Some(ca), cert: file("DEMO_TLS_CERT"), key: file("DEMO_TLS_KEY"), server_name: None })
 }
 
+/// The counter's value, 0 when it is missing or unreadable.
+async fn read_counter(client: &etcdlock::Client, counter: &str) -> u64 {
+    match client.get(counter.as_bytes()).await {
+        Ok(Some(kv)) => String::from_utf8_lossy(&kv.value).parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let endpoints: Vec<String> = env("ETCDLOCK_ENDPOINTS").split(',').map(str::to_string).collect();
@@ -51,6 +62,7 @@ async fn main() {
     let ttl: i64 = env("DEMO_TTL").parse().unwrap();
     let work = Duration::from_millis(env("DEMO_WORK_MS").parse().unwrap());
     let until: u64 = env("DEMO_UNTIL_NS").parse().unwrap();
+    let stale = std::env::var("DEMO_BREAK").is_ok_and(|v| v == "stale");
 
     let opts = ClientOptions { tls: tls(), ..Default::default() };
     let client = etcdlock::Client::connect(&endpoints, opts).await.expect("connect");
@@ -76,17 +88,24 @@ async fn main() {
         });
         tokio::time::sleep(work).await;
         // Read, then write only if still holding: a holder that lost the lock writes nothing.
-        let current: u64 = match client.get(counter.as_bytes()).await {
-            Ok(Some(kv)) => String::from_utf8_lossy(&kv.value).parse().unwrap_or(0),
-            _ => 0,
-        };
+        let current = read_counter(&client, &counter).await;
         match guard.put(counter.as_bytes(), (current + 1).to_string().as_bytes()).await {
             Ok(_) => emit(&format!("\"ev\":\"wrote\",\"token\":{token},\"value\":{}", current + 1)),
             Err(e) => emit(&format!("\"ev\":\"write_refused\",\"token\":{token},\"error\":\"{}\",\"message\":{:?}", e.kind().code(), e.message())),
         }
         emit(&format!("\"ev\":\"releasing\",\"token\":{token}"));
-        let _ = guard.release().await;
+        match guard.release().await {
+            Ok(()) => emit(&format!("\"ev\":\"released\",\"token\":{token}")),
+            Err(e) => emit(&format!("\"ev\":\"release_failed\",\"token\":{token},\"error\":\"{}\"", e.kind().code())),
+        }
         watcher.abort();
+        if stale {
+            // BROKEN on purpose (DEMO_BREAK=stale): a write without the lock.
+            let current = read_counter(&client, &counter).await;
+            if client.put(counter.as_bytes(), (current + 1).to_string().as_bytes(), None).await.is_ok() {
+                emit(&format!("\"ev\":\"wrote\",\"token\":{token},\"value\":{}", current + 1));
+            }
+        }
     }
     // Debug-formatting escapes the text's quotes and newlines as JSON does (it is ASCII).
     emit(&format!("\"ev\":\"metrics\",\"text\":{:?}", client.metrics().prometheus_text()));

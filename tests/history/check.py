@@ -442,12 +442,13 @@ def main(argv=None) -> int:
     p.add_argument("--grace-ms", type=float, default=GRACE_MS, help="clock-read grace for P3 and P6 (default 50)")
     p.add_argument("--p5-bound-ms", type=float, default=P5_BOUND_MS,
                    help="how long a failed acquire's key or an unclaimed head may live (default 2000)")
+    p.add_argument("--evidence", type=int, default=5, help="violations printed per property (default 5)")
     p.add_argument("histories", nargs="+", help="history.py JSON-lines files")
     a = p.parse_args(argv)
     records = history.load(a.histories)
     hist = etcd_history.load(a.etcd_history)
     results = check(records, hist, a.lock_prefix, a.data_prefix, a.grace_ms, a.p5_bound_ms)
-    return 0 if report(results) else 1
+    return 0 if report(results, evidence=a.evidence) else 1
 
 
 if __name__ == "__main__":

@@ -11,23 +11,16 @@ when its socket closes.
 """
 from __future__ import annotations
 
+import os
 import socket
-import struct
+import sys
 import threading
-from typing import List, Optional
+from typing import Callable, List, Optional
 
-HOST = "127.0.0.1"
-
-
-def _rst(sock: socket.socket) -> None:
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
-    try:
-        sock.close()
-    except OSError:
-        pass
+# The proxies' shared socket helpers live with the Python binding's network fakes.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "bindings-python", "tests"))
+from netfakes import HOST, dial, listener, reset as _rst  # noqa: E402
 
 
 class _Conn:
@@ -40,10 +33,7 @@ class _Conn:
 class CutProxy:
     def __init__(self, port: int) -> None:
         self._port = port
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((HOST, 0))
-        self._sock.listen(64)
+        self._sock = listener()
         self.endpoint = f"http://{HOST}:{self._sock.getsockname()[1]}"
         self._lock = threading.Lock()
         self._cut = False
@@ -98,17 +88,12 @@ class CutProxy:
             except OSError:
                 return
             self.accepted += 1
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 cut = self._cut
             up = None
             if not cut:
-                try:
-                    up = socket.create_connection((HOST, self._port), timeout=5)
-                    up.settimeout(None)
-                    up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                except OSError:
-                    _rst(client)
+                up = dial(self._port, client)
+                if up is None:
                     continue
             conn = _Conn(client, up)
             with self._lock:
@@ -130,19 +115,28 @@ class CutProxy:
             pass
 
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        pump(src, dst, lambda: self._cut, self._drop)
+
+    def _drop(self, n: int) -> None:
+        self.dropped += n
+
+
+def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None]) -> None:
+    """Copies src to dst until src closes or fails, then shuts both; while ``silent()`` each
+    chunk read is dropped instead (``drop(its length)``), as a network that loses everything."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            if silent():
+                drop(len(data))
+                continue
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
         try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if self._cut:
-                    self.dropped += len(data)
-                    continue
-                dst.sendall(data)
+            s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass

@@ -108,8 +108,9 @@ class Run:
     def history_files(self) -> list[str]:
         return sorted(os.path.join(self.dir, f) for f in os.listdir(self.dir) if f.endswith(".jsonl"))
 
-    def workload(self, process: str, endpoints=None, **opts) -> subprocess.Popen:
-        """Starts a workload.py worker; opts become --flags (True: a bare flag)."""
+    def workload(self, process: str, endpoints=None, env=None, **opts) -> subprocess.Popen:
+        """Starts a workload.py worker; opts become --flags (True: a bare flag); env: extra
+        environment variables."""
         args = [sys.executable, WORKLOAD, "--endpoints", ",".join(endpoints or self.cluster.endpoints),
                 "--history", os.path.join(self.dir, f"{process}.jsonl"), "--process", process,
                 "--name", self.name, "--data-key", self.counter, "--ttl", str(TTL)]
@@ -121,7 +122,8 @@ class Run:
                 args.append(flag)
             elif v is not False and v is not None:
                 args += [flag, str(v)]
-        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                             env={**os.environ, **(env or {})})
         self.procs.append(p)
         return p
 

@@ -4,11 +4,13 @@ scripts/test.sh runs for one minute):
 - its resource judge (soak.resource_problems) passes flat samples and flags 10 % growth, on
   made-up samples and on a real process that leaks fds, threads and memory (sampled from /proc
   the way the soak samples its workers);
-- a short soak whose Python workers write after their release (SCENARIO_BREAK=stale) exits 1
-  with the history checker's P1 violated.
+- a short soak whose workers, in every binding (Python's workload.py, the Node, C and Rust demo
+  workers with DEMO_BREAK=stale), write without the lock after their release
+  (SCENARIO_BREAK=stale) exits 1 with the history checker's P1 violated, by each of them.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +21,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from soak import proc_sample, resource_problems  # noqa: E402
+from test_scenarios import demo_built  # noqa: E402,F401
 
 LEAKER = r"""
 import os, sys, threading, time
@@ -74,11 +77,25 @@ def test_resource_judge_on_a_leaking_process():
 
 
 # covers: FAULT-SOAK-001
-def test_soak_with_stale_writers_fails():
+def test_soak_with_stale_writers_fails(demo_built, tmp_path):
     env = {**os.environ, "SCENARIO_BREAK": "stale"}
-    res = subprocess.run(["bash", os.path.join(REPO, "scripts", "soak.sh"), "--minutes", "0.25", "--langs", "python",
-                          "--seed", "7"], capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    keep = str(tmp_path / "soak")
+    res = subprocess.run(["bash", os.path.join(REPO, "scripts", "soak.sh"), "--minutes", "0.25", "--seed", "7",
+                          "--langs", "python,node,c,rust", "--keep", keep],
+                         capture_output=True, text=True, timeout=150, env=env, cwd=REPO)
     out = res.stdout + res.stderr
     print(out[-3000:])
     assert res.returncode == 1, f"a soak with stale writers exited {res.returncode}"
     assert "P1 writes-by-holder: VIOLATED" in out, out[-3000:]
+    # Every binding's stale writes are caught, not only the first few the soak prints.
+    files = sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".jsonl"))
+    prefix = next(json.loads(line)["name"] for f in files if f.endswith("py0.jsonl")
+                  for line in open(f) if '"acquire"' in line)
+    base = prefix.rsplit("/", 1)[0]
+    chk = subprocess.run([sys.executable, os.path.join(HERE, "check.py"), "--etcd-history",
+                          os.path.join(keep, "etcd-history.json"), "--lock-prefix", prefix + "/",
+                          "--data-prefix", base + "/data/", "--evidence", "100000", *files],
+                         capture_output=True, text=True, timeout=120, cwd=REPO)
+    p1 = [l for l in chk.stdout.splitlines() if "not by the holder" in l]
+    caught = {w for w in ("py0", "py1", "node", "c", "rust") if any(f": {w} token " in l or f"; {w} token " in l for l in p1)}
+    assert caught == {"py0", "py1", "node", "c", "rust"}, f"stale writes caught only for {sorted(caught)}:\n{chk.stdout[-3000:]}"

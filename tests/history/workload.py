@@ -85,6 +85,31 @@ class Stats:
 # ------------------------------------------------------------------ blocking ---
 
 
+def record_acquire_error(a, rec, st: Stats, op: str, e: BaseException) -> None:
+    """An acquire that raised: its outcome is unknown after a timeout or an unreachable
+    cluster (the enqueue may have landed), else it failed."""
+    if isinstance(e, UNKNOWN_ERRORS):
+        rec.unknown(op, err(e), name=a.name)
+        st.unknown += 1
+    else:
+        rec.fail(op, err(e), name=a.name)
+        st.errors += 1
+
+
+def record_acquire(a, rec, st: Stats, op: str, lock, got: bool):
+    """An acquire that returned (False: it timed out). When held, returns (key, token) and
+    records the lock's loss from then on."""
+    if not got:
+        rec.fail(op, "timeout", name=a.name)
+        st.errors += 1
+        return None
+    key, token, lease = lock.key.decode(), lock.fencing_token, lock.lease_id
+    rec.ok(op, name=a.name, key=key, token=token, lease=f"{lease:x}")
+    st.acquired += 1
+    lock.on_lost(lambda reason, key=key, token=token: rec.event("lost", key=key, token=token, reason=reason))
+    return key, token
+
+
 def run_sync(a: argparse.Namespace) -> Stats:
     rec = Recorder(a.history, a.process)
     st = Stats(a.process)
@@ -97,24 +122,14 @@ def run_sync(a: argparse.Namespace) -> Stats:
             op = rec.invoke("acquire", name=a.name)
             try:
                 got = lock.acquire(timeout=min(a.acquire_timeout, max(0.0, deadline - time.monotonic()) + 1))
-            except UNKNOWN_ERRORS as e:
-                rec.unknown(op, err(e), name=a.name)
-                st.unknown += 1
-                time.sleep(0.1)
-                continue
             except etcdlock.Error as e:
-                rec.fail(op, err(e), name=a.name)
-                st.errors += 1
+                record_acquire_error(a, rec, st, op, e)
                 time.sleep(0.1)
                 continue
-            if not got:
-                rec.fail(op, "timeout", name=a.name)
-                st.errors += 1
+            held = record_acquire(a, rec, st, op, lock, got)
+            if held is None:
                 continue
-            key, token, lease = lock.key.decode(), lock.fencing_token, lock.lease_id
-            rec.ok(op, name=a.name, key=key, token=token, lease=f"{lease:x}")
-            st.acquired += 1
-            lock.on_lost(lambda reason, key=key, token=token: rec.event("lost", key=key, token=token, reason=reason))
+            key, token = held
             if a.hold_ms:
                 time.sleep(a.hold_ms / 1000)
             write_sync(a, rec, st, client, lock, token)
@@ -196,24 +211,14 @@ async def run_herd(a: argparse.Namespace) -> Stats:
                 op = rec.invoke("acquire", name=a.name)
                 try:
                     got = await lock.acquire(timeout=min(a.acquire_timeout, left + 1))
-                except UNKNOWN_ERRORS as e:
-                    rec.unknown(op, err(e), name=a.name)
-                    st.unknown += 1
-                    await asyncio.sleep(0.1)
-                    continue
                 except etcdlock.Error as e:
-                    rec.fail(op, err(e), name=a.name)
-                    st.errors += 1
+                    record_acquire_error(a, rec, st, op, e)
                     await asyncio.sleep(0.1)
                     continue
-                if not got:
-                    rec.fail(op, "timeout", name=a.name)
-                    st.errors += 1
+                held = record_acquire(a, rec, st, op, lock, got)
+                if held is None:
                     continue
-                key, token, lease = lock.key.decode(), lock.fencing_token, lock.lease_id
-                rec.ok(op, name=a.name, key=key, token=token, lease=f"{lease:x}")
-                st.acquired += 1
-                lock.on_lost(lambda reason, key=key, token=token: rec.event("lost", key=key, token=token, reason=reason))
+                key, token = held
                 if a.hold_ms:
                     await asyncio.sleep(a.hold_ms / 1000)
                 try:

@@ -85,13 +85,22 @@ pub(crate) async fn single(eps: &[String], copts: &etcd_client::ConnectOptions, 
         .map_err(crate::client::connect_error)
 }
 
+/// Whether requests and streams carry etcd's `hasleader` metadata: always, except in the
+/// negative control of the minority-member fault test (tests/history/test_partition.py), which
+/// sets `ETCDLOCK_TEST_NO_REQUIRE_LEADER=1` to show that the test catches a client without it.
+/// A test-only switch, deliberately not a client option: no user should run without it.
+fn require_leader() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("ETCDLOCK_TEST_NO_REQUIRE_LEADER").map_or(true, |v| v != "1"))
+}
+
 /// The options of every etcd-client connection of a client.
 pub(crate) fn connect_options(opts: &crate::ClientOptions) -> etcd_client::ConnectOptions {
     let copts = etcd_client::ConnectOptions::new()
         .with_connect_timeout(opts.connect_timeout)
         // Without it a member cut off from the leader keeps watch and keepalive streams open
         // but silent forever.
-        .with_require_leader(true)
+        .with_require_leader(require_leader())
         // etcd refuses client pings more often than every 5 s (GOAWAY "too many pings").
         .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
         .with_keep_alive_while_idle(true);
