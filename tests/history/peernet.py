@@ -62,6 +62,28 @@ def socket_owner(local_port: int, remote_port: int, pids: Dict[int, int]) -> Opt
     return None
 
 
+def remote_ports(pid: int) -> list:
+    """The remote ports of process pid's established TCP connections to 127.0.0.1."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    except OSError:
+        return []
+    out = []
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes and fields[3] == "01" and fields[2].startswith("0100007F:"):
+                out.append(int(fields[2].split(":")[1], 16))
+    return sorted(out)
+
+
 class _Link:
     """One proxied peer connection: its sender (the member that dialed, None if unknown) and
     its receiver (the member behind the proxy)."""
@@ -153,6 +175,9 @@ class PeerNet:
 
     def _pump(self, link: _Link, src: socket.socket, dst: socket.socket) -> None:
         pump(src, dst, lambda: self._silent(link), self._drop)
+        with self._lock:  # ended (either way): forgotten, so that the list stays short
+            if link in self._links:
+                self._links.remove(link)
 
     def _drop(self, n: int) -> None:
         self.dropped += n
