@@ -122,7 +122,7 @@ def failover(cluster, make_run):
 
 WATCHER = r"""
 import sys, time, etcdlock
-client = etcdlock.Client(sys.argv[1].split(","), timeout=2)
+client = etcdlock.Client(sys.argv[1].split(","), timeout=10)  # time to leave the silent endpoint
 watch = client.watch(sys.argv[2])
 print("watching", flush=True)
 for event in watch:
