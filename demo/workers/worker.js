@@ -54,10 +54,12 @@ async function main() {
       (e) => emit({ ev: 'release_failed', token, error: e.code }),
     );
     if (env.DEMO_BREAK === 'stale') {
-      // BROKEN on purpose: a write without the lock.
-      const stale = (await readCounter(client, env.DEMO_COUNTER)) + 1;
-      await client.put(env.DEMO_COUNTER, String(stale));
-      emit({ ev: 'wrote', token, value: stale });
+      // BROKEN on purpose: a write without the lock (one that fails is simply not reported).
+      try {
+        const stale = (await readCounter(client, env.DEMO_COUNTER)) + 1;
+        await client.put(env.DEMO_COUNTER, String(stale));
+        emit({ ev: 'wrote', token, value: stale });
+      } catch {}
     }
   }
   emit({ ev: 'metrics', text: client.metricsText() });
