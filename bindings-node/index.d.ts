@@ -625,3 +625,16 @@ export const logChannels: Readonly<{
     watch: "etcdlock:watch";
     connection: "etcdlock:connection";
 }>;
+/**
+ * How long the JS thread may keep polling its event loop, instead of sleeping in it, while it
+ * waits for the library's reply, for every later call in this process, in milliseconds (default
+ * 1; `ETCDLOCK_SPIN_US` sets it in microseconds). It saves the wake-up of a sleeping thread when a
+ * local etcd answers quickly, at the price of CPU; it happens only while at most two calls are
+ * pending and recent replies came within it. `0` turns it off (least CPU per call), together with
+ * the runtime workers' lingering for the next call. INVALID_ARGUMENT (and no change) below 0 or
+ * above 10.
+ * @param {number} ms
+ */
+export function setCallerSpin(ms: number): void;
+/** The caller spin in effect, in milliseconds (see setCallerSpin). @returns {number} */
+export function callerSpin(): number;

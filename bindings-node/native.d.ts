@@ -109,6 +109,15 @@ export interface NativeEvent {
 export declare function runtimeStarted(): boolean
 
 /**
+ * Sets the caller spin for every later call of this process (`setCallerSpin` in index.js
+ * converts milliseconds and checks the type); core checks the range.
+ */
+export declare function setCallerSpin(us: number): void
+
+/** The caller spin in effect, in microseconds. */
+export declare function callerSpin(): number
+
+/**
  * Closes every client of this process (revoking their leases, so held locks are freed at once)
  * and stops the runtime, waiting at most `timeoutMs`. Called by the wrapper at process exit.
  */

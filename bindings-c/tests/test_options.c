@@ -123,8 +123,26 @@ static void test_a_newer_larger_struct(void) {
     connect_ok(NULL);
 }
 
+/* The caller spin is a process-wide option: set, read back; bad values change nothing; off, the
+ * blocking calls still return. */
+static void test_caller_spin(void) {
+    int64_t before = etcdlock_caller_spin_us();
+    CHECK_RC(etcdlock_set_caller_spin_us(500), ETCDLOCK_OK);
+    CHECK(etcdlock_caller_spin_us() == 500);
+    CHECK_RC(etcdlock_set_caller_spin_us(-1), ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK(message_has(">= 0"));
+    CHECK_RC(etcdlock_set_caller_spin_us(10001), ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK(message_has("at most"));
+    CHECK(etcdlock_caller_spin_us() == 500);
+    CHECK_RC(etcdlock_set_caller_spin_us(0), ETCDLOCK_OK);
+    CHECK(etcdlock_caller_spin_us() == 0);
+    connect_ok(NULL);
+    CHECK_RC(etcdlock_set_caller_spin_us(before), ETCDLOCK_OK);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    RUN(test_caller_spin);
     RUN(test_an_older_smaller_struct_works);
     RUN(test_bad_sizes_are_refused);
     RUN(test_a_newer_larger_struct);

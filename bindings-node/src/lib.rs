@@ -31,6 +31,23 @@ pub fn shutdown(timeout_ms: f64) {
     let _ = etcdlock::runtime::shutdown(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::from_secs(3600)));
 }
 
+/// Sets the caller spin for every later call of this process (`setCallerSpin` in index.js
+/// converts milliseconds and checks the type); core checks the range.
+#[napi]
+pub fn set_caller_spin(env: napi::Env, us: f64) -> napi::Result<()> {
+    let window = Duration::try_from_secs_f64(us / 1e6).map_err(|_| {
+        let e = etcdlock::Error::new(etcdlock::ErrorKind::InvalidArgument, format!("the caller spin must be a number of milliseconds >= 0, not {}", us / 1e3));
+        error::to_js(&env, e)
+    })?;
+    etcdlock::runtime::set_caller_spin(window).map_err(|e| error::to_js(&env, e))
+}
+
+/// The caller spin in effect, in microseconds.
+#[napi]
+pub fn caller_spin() -> f64 {
+    etcdlock::runtime::caller_spin().as_micros() as f64
+}
+
 /// Whether core's runtime threads exist in this process (none are started on import).
 #[napi]
 pub fn runtime_started() -> bool {

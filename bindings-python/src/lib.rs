@@ -32,6 +32,22 @@ fn _shutdown(py: Python<'_>, timeout: f64) -> PyResult<()> {
     errors::IntoPy::py(py.detach(|| etcdlock::runtime::shutdown(timeout)))
 }
 
+/// Sets the caller spin, in seconds, for every later call of this process
+/// (`etcdlock.set_caller_spin`).
+#[pyfunction]
+fn _set_caller_spin(seconds: f64) -> PyResult<()> {
+    let window = Duration::try_from_secs_f64(seconds).map_err(|_| {
+        errors::to_py(etcdlock::Error::new(etcdlock::ErrorKind::InvalidArgument, format!("the caller spin must be a number of seconds >= 0, not {seconds}")))
+    })?;
+    errors::IntoPy::py(etcdlock::runtime::set_caller_spin(window))
+}
+
+/// The caller spin in effect, in seconds.
+#[pyfunction]
+fn _caller_spin() -> f64 {
+    etcdlock::runtime::caller_spin().as_secs_f64()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::NativeClient>()?;
@@ -42,6 +58,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(_set_caller_spin, m)?)?;
+    m.add_function(wrap_pyfunction!(_caller_spin, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_start, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

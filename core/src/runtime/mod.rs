@@ -121,6 +121,31 @@ pub fn handle() -> Handle {
     handle
 }
 
+/// How long a thread waiting for the runtime's reply (a blocking binding call, Node's event
+/// loop) may keep its CPU before it sleeps, for every later call of this process: the caller
+/// spin. Off by default (`ETCDLOCK_SPIN_US` sets it in microseconds); with it, the runtime's
+/// workers also linger for a binding's next call. It saves the wake-up of a sleeping thread when
+/// a local etcd answers quickly, for CPU: worth it on a host with idle cores, not on a busy one
+/// (see bench/README.md, "Caller spin"). A blocking caller spends it only around the time a reply
+/// is due, only while recent replies came within it, and at most half the CPUs' worth of callers
+/// spin at once. `InvalidArgument` (nothing changes) above 10 ms.
+///
+/// ```
+/// use std::time::Duration;
+/// etcdlock::runtime::set_caller_spin(Duration::from_micros(1000))?; // for a host with idle cores
+/// assert_eq!(etcdlock::runtime::caller_spin(), Duration::from_millis(1));
+/// assert!(etcdlock::runtime::set_caller_spin(Duration::from_secs(1)).is_err());
+/// # Ok::<(), etcdlock::Error>(())
+/// ```
+pub fn set_caller_spin(window: Duration) -> Result<()> {
+    spin::set_window(window)
+}
+
+/// The caller spin in effect ([`set_caller_spin`]).
+pub fn caller_spin() -> Duration {
+    spin::window()
+}
+
 /// Whether the shared runtime is running in this process (bindings promise not to start
 /// threads on import; tests check it).
 pub fn runtime_started() -> bool {
@@ -202,8 +227,12 @@ impl<T: Send + 'static> Blocking<T> {
         let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
         let mut cx = std::task::Context::from_waker(&waker);
         let start = std::time::Instant::now();
-        // Yield the CPU in a loop at first (see `spin`), then sleep.
+        // Sleep until shortly before the reply is due, yield the CPU in a loop until it comes
+        // (see `spin`), and sleep again if it does not come within the window.
         let mut spin = Spin::start(limit);
+        if let Some(nap) = spin.as_ref().map(Spin::nap).filter(|n| !n.is_zero()) {
+            std::thread::park_timeout(nap);
+        }
         let result = loop {
             if let std::task::Poll::Ready(r) = std::pin::Pin::new(&mut self.task).poll(&mut cx) {
                 break Some(r);

@@ -16,13 +16,21 @@
 //! spinning off so often there that the bindings' uncontended loops fell further behind the
 //! core's than with no rule at all.
 //!
-//! `ETCDLOCK_SPIN_US` sets the window in microseconds (`0`: never spin).
+//! And only for the end of the wait: a reply seldom comes much sooner than the quickest replies of
+//! late, so a caller first sleeps until [`NAP_MARGIN`] before that ([`Spin::nap`]; a timer wakes
+//! it ahead of the reply, off the critical path) and spins only from there. Spinning from the
+//! start of the call kept a whole round trip of CPU per call busy (bench/README.md, "Caller spin").
+//!
+//! Off by default; [`set_window`] (`runtime::set_caller_spin`, each binding's option) or
+//! `ETCDLOCK_SPIN_US` (microseconds) turns it on.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const DEFAULT_WINDOW: Duration = Duration::from_millis(1);
+/// Off unless asked for: on a busy host, spinning callers took CPU from etcd and the runtime and
+/// the bindings ran slower with it than without (bench/README.md, "Caller spin").
+const DEFAULT_WINDOW: Duration = Duration::ZERO;
 
 /// How many callers spin right now.
 static SPINNERS: AtomicUsize = AtomicUsize::new(0);
@@ -30,15 +38,49 @@ static SPINNERS: AtomicUsize = AtomicUsize::new(0);
 /// Share of recent replies that came within the window, as a moving average in 1/1024ths.
 static HITS: HitRate = HitRate::new();
 
-/// How long a waiting caller spins before it sleeps.
+/// How long the quickest recent replies took (see [`Quick`]).
+static QUICK: Quick = Quick::new();
+
+/// How long before the quickest recent reply time a napping caller wakes to spin: more than a
+/// timer's slack (50 µs by default on Linux) and a wake-up on a VM.
+pub const NAP_MARGIN: Duration = Duration::from_micros(150);
+
+/// The window in microseconds; `UNSET` until it is first read or set.
+static WINDOW_US: AtomicU64 = AtomicU64::new(UNSET);
+const UNSET: u64 = u64::MAX;
+
+/// The longest window [`set_window`] takes: a wait longer than this is no reply from a local
+/// etcd, and spinning through it would only burn CPU.
+pub const MAX_WINDOW: Duration = Duration::from_millis(10);
+
+/// How long a waiting caller spins before it sleeps: what [`set_window`] set, else
+/// `ETCDLOCK_SPIN_US`, else the default.
 pub fn window() -> Duration {
-    static W: OnceLock<Duration> = OnceLock::new();
-    *W.get_or_init(|| {
-        std::env::var("ETCDLOCK_SPIN_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(DEFAULT_WINDOW, Duration::from_micros)
-    })
+    let us = WINDOW_US.load(Ordering::Relaxed);
+    if us != UNSET {
+        return Duration::from_micros(us);
+    }
+    let from_env = std::env::var("ETCDLOCK_SPIN_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_WINDOW, Duration::from_micros)
+        .min(MAX_WINDOW);
+    // A concurrent `set_window` wins over the environment.
+    let _ = WINDOW_US.compare_exchange(UNSET, from_env.as_micros() as u64, Ordering::Relaxed, Ordering::Relaxed);
+    Duration::from_micros(WINDOW_US.load(Ordering::Relaxed))
+}
+
+/// Sets the window for every later wait of this process; `InvalidArgument` (and no change)
+/// above [`MAX_WINDOW`]. Zero turns spinning, and the runtime's lingering, off.
+pub fn set_window(window: Duration) -> crate::Result<()> {
+    if window > MAX_WINDOW {
+        return Err(crate::Error::new(
+            crate::ErrorKind::InvalidArgument,
+            format!("the caller spin must be at most {} µs, not {} µs", MAX_WINDOW.as_micros(), window.as_micros()),
+        ));
+    }
+    WINDOW_US.store(window.as_micros() as u64, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Half the CPUs (at least one): the other half stays for the runtime's threads.
@@ -75,12 +117,44 @@ impl Spin {
     pub fn expired(&self) -> bool {
         Instant::now() >= self.until
     }
+
+    /// How long to sleep before spinning, measured from the start of the wait: until
+    /// [`NAP_MARGIN`] before the quickest recent replies, within the window (zero: spin at once).
+    pub fn nap(&self) -> Duration {
+        QUICK.get().saturating_sub(NAP_MARGIN).min(self.until.saturating_duration_since(Instant::now()))
+    }
 }
 
 /// Reports how long a caller waited for a reply (spinning or not), which decides whether the
 /// next callers spin.
 pub fn record(waited: Duration) {
-    HITS.record(waited <= 2 * window());
+    let hit = waited <= 2 * window();
+    HITS.record(hit);
+    if hit {
+        QUICK.record(waited);
+    }
+}
+
+/// A low quantile of recent reply times: it falls a quarter of the way towards a quicker reply
+/// and rises a thirty-second of the way towards a slower one, so it settles among the quickest
+/// quarter or so and follows a server that gets slower within a hundred replies.
+pub(crate) struct Quick(AtomicU64);
+
+impl Quick {
+    pub(crate) const fn new() -> Quick {
+        Quick(AtomicU64::new(0))
+    }
+
+    pub(crate) fn record(&self, waited: Duration) {
+        let w = waited.as_nanos() as u64;
+        let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+            Some(if q == 0 { w } else if w < q { q - (q - w) / 4 } else { q + (w - q) / 32 })
+        });
+    }
+
+    pub(crate) fn get(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Relaxed))
+    }
 }
 
 pub(crate) struct HitRate(AtomicU32);
@@ -111,7 +185,34 @@ impl Drop for Spin {
 
 #[cfg(test)]
 mod tests {
-    use super::HitRate;
+    use super::{HitRate, Quick};
+    use std::time::Duration;
+
+    #[test]
+    fn the_quick_reply_time_settles_near_the_quickest_replies_and_follows_a_slower_server() {
+        let q = Quick::new();
+        let us = Duration::from_micros;
+        // Replies of 400-700 µs: it settles in their quickest quarter or so.
+        for i in 0..400u64 {
+            q.record(us(400 + (i * 37) % 300));
+        }
+        assert!(q.get() >= us(400) && q.get() <= us(520), "{:?}", q.get());
+        // The server gets twice as slow: within a hundred replies it follows.
+        for i in 0..100u64 {
+            q.record(us(800 + (i * 37) % 300));
+        }
+        assert!(q.get() >= us(700), "{:?}", q.get());
+    }
+
+    #[test]
+    fn a_window_above_the_maximum_is_refused_and_changes_nothing() {
+        let before = super::window();
+        let err = super::set_window(super::MAX_WINDOW + Duration::from_micros(1)).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(super::window(), before);
+        super::set_window(before).unwrap();
+        assert_eq!(super::window(), before);
+    }
 
     #[test]
     fn spinning_stops_when_replies_come_late_and_resumes_when_they_come_in_time() {
