@@ -763,12 +763,12 @@ int etcdlock_shutdown(int64_t timeout_ms);
 
 /**
  * How long a thread waiting in a blocking call may keep its CPU before it sleeps, for every
- * later call of this process, in microseconds (default 1000; the ETCDLOCK_SPIN_US environment
- * variable sets it too). Spinning saves the wake-up of a sleeping thread when a local etcd
- * answers quickly, at the price of CPU; it happens only around the time a reply is due, only
- * while recent replies came within it, and by at most half the CPUs' worth of threads. 0 turns
- * it off (least CPU per call), together with the library threads' lingering for the next
- * `_async` call. ETCDLOCK_E_INVALID (and no change) below 0 or above 10000.
+ * later call of this process, in microseconds: off (0) by default; the ETCDLOCK_SPIN_US
+ * environment variable sets it too. With it, the library's threads also linger for the next
+ * `_async` call. Spinning saves the wake-up of a sleeping thread when a local etcd answers
+ * quickly, for CPU: worth it on a host with idle cores, not on a busy one. It happens only around
+ * the time a reply is due, only while recent replies came within it, and by at most half the
+ * CPUs' worth of threads. ETCDLOCK_E_INVALID_ARGUMENT (and no change) below 0 or above 10000.
  */
 int etcdlock_set_caller_spin_us(int64_t us);
 
