@@ -627,12 +627,12 @@ export const logChannels: Readonly<{
 }>;
 /**
  * How long the JS thread may keep polling its event loop, instead of sleeping in it, while it
- * waits for the library's reply, for every later call in this process, in milliseconds (default
- * 1; `ETCDLOCK_SPIN_US` sets it in microseconds). It saves the wake-up of a sleeping thread when a
- * local etcd answers quickly, at the price of CPU; it happens only while at most two calls are
- * pending and recent replies came within it. `0` turns it off (least CPU per call), together with
- * the runtime workers' lingering for the next call. INVALID_ARGUMENT (and no change) below 0 or
- * above 10.
+ * waits for the library's reply, for every later call in this process, in milliseconds: off (0)
+ * by default; `ETCDLOCK_SPIN_US` sets it in microseconds. With it, the runtime's workers also
+ * linger for the next call. It saves the wake-up of a sleeping thread when a local etcd answers
+ * quickly, for CPU: worth it on a host with idle cores, not on a busy one. It happens only while
+ * at most two calls are pending and recent replies came within it. INVALID_ARGUMENT (and no
+ * change) below 0 or above 10.
  * @param {number} ms
  */
 export function setCallerSpin(ms: number): void;
