@@ -123,6 +123,7 @@ static void test_a_newer_larger_struct(void) {
     connect_ok(NULL);
 }
 
+/* covers: OPT-SPIN-001 */
 /* The caller spin is a process-wide option: set, read back; bad values change nothing; off, the
  * blocking calls still return. */
 static void test_caller_spin(void) {

@@ -5,6 +5,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { PKG, prefix, runChild } = require('./helpers');
 
+// covers: OPT-SPIN-001
 test('setCallerSpin: set and read back; bad values throw INVALID_ARGUMENT and change nothing; off, calls still settle', async () => {
   const name = prefix('caller-spin');
   const r = await runChild(`const { Client, setCallerSpin, callerSpin } = require(${JSON.stringify(PKG)});

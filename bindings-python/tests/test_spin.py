@@ -7,6 +7,7 @@ import pytest
 import etcdlock
 
 
+# covers: OPT-SPIN-001
 def test_caller_spin_is_set_read_back_and_bad_values_change_nothing(client, prefix):
     before = etcdlock.caller_spin()
     try:
