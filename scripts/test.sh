@@ -8,12 +8,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-deps.sh
 
 echo "== Rust: core unit, integration, fault and interop tests (etcd 3.5.1)"
-# Three fault tests do not apply to 3.5.1; they run on 3.6.16 and 3.5.35 below.
+# One fault test does not apply to 3.5.1; it runs on 3.6.16 and 3.5.35 below.
 echo "skipped on etcd 3.5.1: a_frozen_then_resumed_leader_costs_no_lock (FAULT-PAUSE-LEADER-001: before 3.5.13 a resumed old leader can revoke leases kept alive through the new one, etcd-io/etcd#15247)"
-echo "skipped on etcd 3.5.1: connection_resets_during_acquire_and_release_* and connection_resets_under_contention_* (FAULT-RESET-001/002: 3.5.0-3.5.4 members crash on a read-only Txn cut off by a reset, etcd-io/etcd#14110)"
-cargo test --release --workspace --all-targets -- \
-    --skip a_frozen_then_resumed_leader_costs_no_lock --skip connection_resets_during_acquire_and_release \
-    --skip connection_resets_under_contention
+cargo test --release --workspace --all-targets -- --skip a_frozen_then_resumed_leader_costs_no_lock
 cargo test --release --workspace --doc
 
 # etcd built from the Go module proxy (scripts/build-etcd.sh): the newest 3.6, which every suite

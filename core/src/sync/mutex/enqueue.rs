@@ -53,7 +53,7 @@ impl Mutex {
         } else {
             // No `else` branch: it is only needed after a retry, and etcd charges for it on
             // every enqueue, taken or not.
-            Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([newest_key(prefix, None), put()])
+            Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([newest_key(prefix), put()])
         };
         let resp = self.client.txn(txn, true).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
@@ -141,11 +141,8 @@ pub(super) enum Enqueued {
     Busy { written: bool },
 }
 
-pub(super) fn newest_key(prefix: &[u8], max_create_revision: Option<i64>) -> TxnOp {
-    let mut o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1).with_keys_only();
-    if let Some(r) = max_create_revision {
-        o = o.with_max_create_revision(r);
-    }
+fn newest_key(prefix: &[u8]) -> TxnOp {
+    let o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_limit(1).with_keys_only();
     TxnOp::get(prefix.to_vec(), Some(o))
 }
 

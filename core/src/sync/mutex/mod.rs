@@ -12,7 +12,6 @@ mod wait;
 use cleanup::PendingKey;
 use enqueue::Enqueued;
 use wait::Position;
-use enqueue::{first_kv, newest_key};
 
 use crate::client::{closed_error, Client};
 use crate::client::error::{etcd_says, Error, ErrorKind, Result, Says};

