@@ -24,7 +24,7 @@ use crate::lease::lost::LostReason;
 use crate::transport::paths::Paths;
 use crate::transport::stats::Histogram;
 use crate::runtime;
-use schedule::{Entry, Pending};
+use schedule::{Entry, Schedule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -105,7 +105,7 @@ fn stall_limit(leases: &HashMap<i64, Entry>) -> Duration {
 
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut leases: HashMap<i64, Entry> = HashMap::new();
-    let mut pending = Pending::default();
+    let mut sched = Schedule::default();
     let mut stream: Option<Stream> = None;
     let mut backoff = Backoff::default();
     let mut retry_at = Instant::now();
@@ -124,8 +124,8 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                         backoff.reset();
                         stream = Some(s);
                         // The outage ate into every deadline: renew all within a TTL/3 window.
-                        let stall = stall_limit(&leases);
-                        schedule::spread(&mut leases, Instant::now(), stall);
+                        sched.stall = stall_limit(&leases);
+                        sched.spread(&mut leases, Instant::now());
                     }
                     None => retry_at = Instant::now() + backoff.next_delay(),
                 },
@@ -134,18 +134,17 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             wake = Instant::now();
         }
 
-        let stall = stall_limit(&leases);
         let mut broken = false;
         if Instant::now() >= wake {
-            let scan = schedule::scan(&mut leases, &mut pending, stream.is_some(), stall);
+            let scan = sched.scan(&mut leases, stream.is_some());
             wake = scan.wake;
             broken = scan.silent;
         }
         if let Some(s) = stream.as_ref().filter(|_| !broken) {
-            broken = !pending.feed(&s.0.sender, &mut leases, stall, &mut wake);
+            broken = !sched.feed(&s.0.sender, &mut leases, &mut wake);
         }
         if broken {
-            drop_stream(&mut stream, &mut paths, &mut leases, &mut pending, &mut retry_at, &mut backoff);
+            drop_stream(&mut stream, &mut paths, &mut leases, &mut sched, &mut retry_at, &mut backoff);
             wake = Instant::now();
             continue;
         }
@@ -153,7 +152,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             wake = wake.min(retry_at);
         }
         // Keepalives that are due and found the stream full wait for room in it.
-        let room = stream.as_ref().filter(|_| !pending.is_empty()).map(|s| s.0.sender.clone());
+        let room = stream.as_ref().filter(|_| sched.is_pending()).map(|s| s.0.sender.clone());
 
         tokio::select! {
             _ = closed.cancelled() => return,
@@ -161,6 +160,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                 Some(Cmd::Add(state)) => {
                     // The grant itself counts as the first renewal.
                     let e = Entry::new(state);
+                    sched.add(&e);
                     wake = wake.min(e.next_send);
                     leases.insert(e.state.id, e);
                 }
@@ -173,7 +173,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                     match msg {
                         Some(resp) => answered(&mut leases, resp, &paths.stats.keepalive_rtt),
                         None => {
-                            drop_stream(&mut stream, &mut paths, &mut leases, &mut pending, &mut retry_at, &mut backoff);
+                            drop_stream(&mut stream, &mut paths, &mut leases, &mut sched, &mut retry_at, &mut backoff);
                             wake = Instant::now();
                             break;
                         }
@@ -227,16 +227,13 @@ fn drop_stream(
     stream: &mut Option<Stream>,
     paths: &mut Paths,
     leases: &mut HashMap<i64, Entry>,
-    pending: &mut Pending,
+    sched: &mut Schedule,
     retry_at: &mut Instant,
     backoff: &mut Backoff,
 ) {
     *stream = None;
     paths.next();
-    pending.clear(leases);
-    for e in leases.values_mut() {
-        e.sent.clear();
-    }
+    sched.stream_gone(leases);
     *retry_at = Instant::now() + backoff.next_delay();
 }
 

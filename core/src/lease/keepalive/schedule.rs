@@ -1,23 +1,31 @@
 //! When each lease's keepalive goes out: every TTL/3, spread over that window after a stream
 //! opens, and only as fast as the stream takes them.
+//!
+//! A look at the leases costs what is due, not one step per lease: with ten thousand leases,
+//! a step per lease every few milliseconds cost more than the keepalives themselves. Sends are
+//! kept in time order; silence is judged by the oldest unanswered keepalive alone (etcd answers
+//! one stream's keepalives in the order they came); and every lease is looked at for its local
+//! deadline only when the earliest deadline seen at the last such look comes (deadlines only
+//! move later).
 
 use crate::runtime::clock;
 use crate::lease::LeaseState;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{error::TrySendError, Sender};
 use tokio::time::Instant;
 
 /// Sends due this soon are made now, and timers (other than lease deadlines) fire no sooner
-/// than this after a look at every lease: with many leases, a look at all of them per lease
-/// due would cost more than the keepalives themselves.
+/// than this after a look: sends close together go out together.
 const SLACK: Duration = Duration::from_millis(10);
+
+const MS: Duration = Duration::from_millis(1);
 
 pub(super) struct Entry {
     pub state: Arc<LeaseState>,
     pub next_send: Instant,
-    /// Due, and waiting in [`Pending`] for room in the stream.
+    /// Due, and waiting in [`Schedule`]'s queue for room in the stream.
     queued: bool,
     /// Send times of unanswered keepalives, oldest first.
     pub sent: VecDeque<(Duration, Instant)>,
@@ -31,7 +39,7 @@ impl Entry {
     }
 }
 
-/// What a look at every lease found.
+/// What a look found.
 pub(super) struct Scan {
     /// When to look again.
     pub wake: Instant,
@@ -39,71 +47,122 @@ pub(super) struct Scan {
     pub silent: bool,
 }
 
-/// Marks leases past their local deadline lost (and forgets them), queues the keepalives that
-/// are due (with a stream), and checks for unanswered ones.
-pub(super) fn scan(leases: &mut HashMap<i64, Entry>, pending: &mut Pending, streaming: bool, stall: Duration) -> Scan {
-    let now = Instant::now();
-    let clock_now = clock::now();
-    let mut work = now + Duration::from_secs(3600);
-    let mut deadlines = work;
-    let mut silent = false;
-    leases.retain(|id, e| {
-        if e.state.check_deadline() {
-            return false;
-        }
-        if streaming {
-            if !e.queued && now + SLACK >= e.next_send {
-                e.queued = true;
-                pending.0.push_back(*id);
-            }
-            if let Some((_, at)) = e.sent.front() {
-                silent |= now.duration_since(*at) > stall;
-                work = work.min(*at + stall + Duration::from_millis(1));
-            }
-            if !e.queued {
-                work = work.min(e.next_send);
-            }
-        }
-        let left = e.state.deadline().saturating_sub(clock_now);
-        deadlines = deadlines.min(now + left + Duration::from_millis(1));
-        true
-    });
-    Scan { wake: deadlines.min(work.max(now + SLACK)), silent }
+/// The keeper's timers. Each holds lease IDs that may have gone since (revoked, lost): those
+/// are dropped when reached, as are sends whose lease was rescheduled.
+pub(super) struct Schedule {
+    /// `(next_send, id)` of the leases not queued.
+    sends: BTreeSet<(Instant, i64)>,
+    /// Leases whose keepalive is due, in the order they became due, waiting for room.
+    pending: VecDeque<i64>,
+    /// Every keepalive sent on the current stream, in the order sent.
+    inflight: VecDeque<(Instant, i64)>,
+    /// No lease's local deadline comes before this.
+    deadlines: Instant,
+    /// How long a keepalive may go unanswered: a sixth of the shortest TTL kept alive (see
+    /// `transport::health::keepalive`), as of the last look at every lease or shorter.
+    pub stall: Duration,
 }
 
-/// After a stream (re)opens every lease is due at once. Spread them over their TTL/3 window,
-/// soonest local deadline first, none later than its deadline less `stall` (time for the
-/// answer): sent all at once, they would wait in line for the stream anyway, and the member
-/// would answer (or, being a follower, forward to the leader) a burst.
-pub(super) fn spread(leases: &mut HashMap<i64, Entry>, now: Instant, stall: Duration) {
-    let mut order: Vec<(Duration, i64)> = leases.iter().map(|(id, e)| (e.state.deadline(), *id)).collect();
-    order.sort_unstable();
-    let n = order.len().max(1) as f64;
-    let clock_now = clock::now();
-    for (k, (deadline, id)) in order.into_iter().enumerate() {
-        let Some(e) = leases.get_mut(&id) else { continue };
-        let slot = (e.state.ttl / 3).mul_f64(k as f64 / n);
-        let latest = deadline.saturating_sub(clock_now).saturating_sub(stall);
-        e.next_send = now + slot.min(latest);
+impl Default for Schedule {
+    fn default() -> Self {
+        let stall = crate::transport::health::keepalive(None);
+        Schedule { sends: BTreeSet::new(), pending: VecDeque::new(), inflight: VecDeque::new(), deadlines: Instant::now(), stall }
     }
 }
 
-/// Leases whose keepalive is due, in the order they became due.
-#[derive(Default)]
-pub(super) struct Pending(VecDeque<i64>);
+impl Schedule {
+    /// A lease was added to `leases`.
+    pub fn add(&mut self, e: &Entry) {
+        self.sends.insert((e.next_send, e.state.id));
+        self.stall = self.stall.min(crate::transport::health::keepalive(Some(e.state.ttl)));
+        let left = e.state.deadline().saturating_sub(clock::now());
+        self.deadlines = self.deadlines.min(Instant::now() + left + MS);
+    }
 
-impl Pending {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    pub fn is_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Marks leases past their local deadline lost (and forgets them) when one may be, queues
+    /// the keepalives that are due (with a stream), and checks the oldest unanswered one.
+    pub fn scan(&mut self, leases: &mut HashMap<i64, Entry>, streaming: bool) -> Scan {
+        let now = Instant::now();
+        if now >= self.deadlines {
+            self.look_at_all(leases, now);
+        }
+        let mut work = now + Duration::from_secs(3600);
+        let mut silent = false;
+        if streaming {
+            while let Some(&(at, id)) = self.sends.first() {
+                if at > now + SLACK {
+                    work = at;
+                    break;
+                }
+                self.sends.pop_first();
+                if let Some(e) = leases.get_mut(&id).filter(|e| !e.queued && e.next_send == at) {
+                    e.queued = true;
+                    self.pending.push_back(id);
+                }
+            }
+            while let Some(&(at, id)) = self.inflight.front() {
+                let unanswered = leases.get(&id).and_then(|e| e.sent.front()).is_some_and(|(_, first)| *first <= at);
+                if unanswered {
+                    silent = now.duration_since(at) > self.stall;
+                    work = work.min(at + self.stall + MS);
+                    break;
+                }
+                self.inflight.pop_front();
+            }
+        }
+        Scan { wake: self.deadlines.min(work.max(now + SLACK)), silent }
+    }
+
+    /// Forgets the leases past their local deadline (marking them lost), and notes the
+    /// earliest deadline and the shortest TTL of the rest.
+    fn look_at_all(&mut self, leases: &mut HashMap<i64, Entry>, now: Instant) {
+        let clock_now = clock::now();
+        let mut earliest = now + Duration::from_secs(3600);
+        let mut shortest: Option<Duration> = None;
+        leases.retain(|_, e| {
+            if e.state.check_deadline() {
+                return false;
+            }
+            earliest = earliest.min(now + e.state.deadline().saturating_sub(clock_now) + MS);
+            shortest = Some(shortest.map_or(e.state.ttl, |s| s.min(e.state.ttl)));
+            true
+        });
+        self.deadlines = earliest;
+        self.stall = crate::transport::health::keepalive(shortest);
+    }
+
+    /// After a stream (re)opens every lease is due at once. Spread them over their TTL/3
+    /// window, soonest local deadline first, none later than its deadline less the stall limit
+    /// (time for the answer): sent all at once, they would wait in line for the stream anyway,
+    /// and the member would answer (or, being a follower, forward to the leader) a burst.
+    pub fn spread(&mut self, leases: &mut HashMap<i64, Entry>, now: Instant) {
+        let mut order: Vec<(Duration, i64)> = leases.iter().map(|(id, e)| (e.state.deadline(), *id)).collect();
+        order.sort_unstable();
+        let n = order.len().max(1) as f64;
+        let clock_now = clock::now();
+        self.sends.clear();
+        for (k, (deadline, id)) in order.into_iter().enumerate() {
+            let Some(e) = leases.get_mut(&id) else { continue };
+            let slot = (e.state.ttl / 3).mul_f64(k as f64 / n);
+            let latest = deadline.saturating_sub(clock_now).saturating_sub(self.stall);
+            e.next_send = now + slot.min(latest);
+            if !e.queued {
+                self.sends.insert((e.next_send, id));
+            }
+        }
     }
 
     /// Hands due keepalives to the stream while it has room; the rest wait for room. Moves
     /// `wake` up to the next send or silence check of what was sent. False if the stream is
     /// gone.
-    pub fn feed<M: prost::Message + Default>(&mut self, sender: &Sender<M>, leases: &mut HashMap<i64, Entry>, stall: Duration, wake: &mut Instant) -> bool {
-        while let Some(&id) = self.0.front() {
+    pub fn feed<M: prost::Message + Default>(&mut self, sender: &Sender<M>, leases: &mut HashMap<i64, Entry>, wake: &mut Instant) -> bool {
+        while let Some(&id) = self.pending.front() {
             let Some(e) = leases.get_mut(&id).filter(|e| e.queued) else {
-                self.0.pop_front();
+                self.pending.pop_front();
                 continue;
             };
             match sender.try_reserve() {
@@ -111,22 +170,29 @@ impl Pending {
                 Err(TrySendError::Full(())) => return true,
                 Err(TrySendError::Closed(())) => return false,
             }
-            self.0.pop_front();
+            self.pending.pop_front();
             let now = Instant::now();
             e.queued = false;
             e.sent.push_back((clock::now(), now));
+            self.inflight.push_back((now, id));
             e.next_send = now + e.state.ttl / 3;
-            *wake = (*wake).min(e.next_send).min(now + stall + Duration::from_millis(1));
+            self.sends.insert((e.next_send, id));
+            *wake = (*wake).min(e.next_send).min(now + self.stall + MS);
         }
         true
     }
 
-    /// The stream is gone: nothing is queued any more.
-    pub fn clear(&mut self, leases: &mut HashMap<i64, Entry>) {
-        for id in self.0.drain(..) {
-            if let Some(e) = leases.get_mut(&id) {
+    /// The stream is gone: nothing is queued or unanswered any more.
+    pub fn stream_gone(&mut self, leases: &mut HashMap<i64, Entry>) {
+        for id in self.pending.drain(..) {
+            if let Some(e) = leases.get_mut(&id).filter(|e| e.queued) {
                 e.queued = false;
+                self.sends.insert((e.next_send, id));
             }
+        }
+        self.inflight.clear();
+        for e in leases.values_mut() {
+            e.sent.clear();
         }
     }
 }
