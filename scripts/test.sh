@@ -59,7 +59,7 @@ python3 bench/run.py --rounds 1 --seconds 0.2
 cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 # The scale rows (held locks, waiters on one name, leases kept alive) with small counts, so that
 # they cannot rot; their numbers are not checked here (bench/README.md has the full-size run).
-cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --idle 0.5
+cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
 
 echo "== The history checker's positive controls (tests/history: a correct lock must pass P1-P6, five broken ones must be caught)"
 python3 tests/history/test_check.py
