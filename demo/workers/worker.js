@@ -40,13 +40,19 @@ async function main() {
     emit({ ev: 'acquired', token, key: lock.key.toString() });
     lock.onLost((reason) => emit({ ev: 'lost', token, reason }));
     await sleep(work);
-    const current = await readCounter(client, env.DEMO_COUNTER);
-    try {
-      await client.put(env.DEMO_COUNTER, String(current + 1), { ifHeld: lock });
-      emit({ ev: 'wrote', token, value: current + 1 });
-    } catch (e) {
-      // NOT_HELD: refused; a timeout: unknown (run.py tells them apart)
-      emit({ ev: 'write_refused', token, value: current + 1, error: e.code });
+    // No write without the value it increments; release all the same.
+    const current = await readCounter(client, env.DEMO_COUNTER).catch((e) => {
+      emit({ ev: 'error', error: `read ${e.code}: ${e.message}` });
+      return null;
+    });
+    if (current !== null) {
+      try {
+        await client.put(env.DEMO_COUNTER, String(current + 1), { ifHeld: lock });
+        emit({ ev: 'wrote', token, value: current + 1 });
+      } catch (e) {
+        // NOT_HELD: refused; a timeout: unknown (run.py tells them apart)
+        emit({ ev: 'write_refused', token, value: current + 1, error: e.code });
+      }
     }
     emit({ ev: 'releasing', token });
     await lock.release().then(

@@ -37,12 +37,17 @@ def main():
             emit(ev="acquired", token=token, key=lock.key.decode())
             lock.on_lost(lambda reason, token=token: emit(ev="lost", token=token, reason=reason))
             time.sleep(work)
-            current = int(client.get(env["DEMO_COUNTER"]) or 0)
             try:
-                client.put(env["DEMO_COUNTER"], str(current + 1), if_held=lock)
-                emit(ev="wrote", token=token, value=current + 1)
-            except etcdlock.Error as e:  # NotHeld: refused; a timeout: unknown (run.py tells them apart)
-                emit(ev="write_refused", token=token, value=current + 1, error=type(e).__name__)
+                current = int(client.get(env["DEMO_COUNTER"]) or 0)
+            except etcdlock.Error as e:  # no write without the value it increments; release all the same
+                emit(ev="error", error=f"read {type(e).__name__}: {e}")
+                current = None
+            if current is not None:
+                try:
+                    client.put(env["DEMO_COUNTER"], str(current + 1), if_held=lock)
+                    emit(ev="wrote", token=token, value=current + 1)
+                except etcdlock.Error as e:  # NotHeld: refused; a timeout: unknown (run.py tells them apart)
+                    emit(ev="write_refused", token=token, value=current + 1, error=type(e).__name__)
             emit(ev="releasing", token=token)
             try:
                 lock.release()
