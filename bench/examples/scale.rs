@@ -101,18 +101,27 @@ async fn held_locks(endpoints: &[String], n: usize, idle: Duration) {
     let rss0 = rss();
     let in_flight = Arc::new(Semaphore::new(64));
     let t0 = Instant::now();
-    let tasks: Vec<_> = (0..n)
-        .map(|i| {
-            let (m, permits) = (client.mutex(format!("{prefix}/{i}"), 30).unwrap(), in_flight.clone());
+    // 64 tasks taking the next name in turn: a task per lock would leave its own memory behind
+    // in the process (freed, not returned to the system) and count it per held lock.
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let (client, prefix, next) = (client.clone(), prefix.clone(), next.clone());
             tokio::spawn(async move {
-                let _permit = permits.acquire().await.unwrap();
-                m.lock().await.expect("lock")
+                let mut held = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        return held;
+                    }
+                    held.push(client.mutex(format!("{prefix}/{i}"), 30).unwrap().lock().await.expect("lock"));
+                }
             })
         })
         .collect();
     let mut guards = Vec::with_capacity(n);
     for t in tasks {
-        guards.push(t.await.unwrap());
+        guards.extend(t.await.unwrap());
     }
     let acquired = t0.elapsed();
     let per_lock = rss().saturating_sub(rss0) as f64 / n as f64;

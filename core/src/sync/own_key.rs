@@ -49,7 +49,8 @@ impl OwnKey {
                 Some(Msg::Created { .. }) => self.backoff.reset(),
                 Some(Msg::Failed(e)) if e.kind() == ErrorKind::Compacted => {
                     self.sub = None;
-                    match still_there(&self.client, &self.spec.key, self.created).await {
+                    // Boxed: rare, and a request's future would make every held lock's monitor kilobytes larger.
+                    match Box::pin(still_there(&self.client, &self.spec.key, self.created)).await {
                         Ok(None) => return,
                         Ok(Some(revision)) => {
                             self.spec.start_revision = revision + 1;

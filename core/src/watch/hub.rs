@@ -58,8 +58,9 @@ pub(crate) enum Msg {
     /// The server created the watch; events after `revision` will follow.
     Created { revision: i64 },
     Events(Vec<WatchEvent>),
-    /// The watch ended for good (compaction, permission, bad request).
-    Failed(Error),
+    /// The watch ended for good (compaction, permission, bad request). Boxed: a message's size
+    /// sets the size of every subscription's channel, one per held lock.
+    Failed(Box<Error>),
 }
 
 enum Cmd {
@@ -312,7 +313,7 @@ fn dispatch(
             let kind = if refused { ErrorKind::Auth } else { ErrorKind::InvalidArgument };
             Error::new(kind, format!("watch cancelled by etcd: {reason}"))
         };
-        msgs.push(Msg::Failed(err));
+        msgs.push(Msg::Failed(Box::new(err)));
     }
     for m in msgs {
         if matches!(m, Msg::Failed(_)) {

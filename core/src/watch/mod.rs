@@ -123,7 +123,7 @@ impl Watch {
             match msg {
                 Some(Msg::Created { revision }) => self.next_revision = revision + 1,
                 Some(Msg::Events(events)) => self.pending.extend(events),
-                Some(Msg::Failed(e)) => return Err(e),
+                Some(Msg::Failed(e)) => return Err(*e),
                 None => self.sub = None,
             }
         }
@@ -171,7 +171,7 @@ impl Watch {
                         self.next_revision = last.revision() + 1;
                     }
                 }
-                Some(Msg::Failed(e)) => return self.fail(e),
+                Some(Msg::Failed(e)) => return self.fail(*e),
                 None => {
                     // Stream broke or we fell behind: resume from next_revision after a pause.
                     self.sub = None;
