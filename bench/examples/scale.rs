@@ -3,8 +3,8 @@
 //! The scale rows of issue #23, each printed with its target beside the result, against an etcd
 //! this program starts (data in /dev/shm where it can; `ETCD_BIN` picks the binary):
 //! - `--locks` (10,000) locks held by one client: acquiring them all with 64 in flight, the
-//!   process's RSS growth per held lock, its CPU while it holds them idle for `--idle` seconds
-//!   (5), and releasing them all.
+//!   process's CPU while it holds them idle for `--idle` seconds (5), its RSS growth per held lock
+//!   after that (every monitor and watch started), and releasing them all.
 //! - `--waiters` (1,000) waiters on one name across `--clients` (10) clients: every handoff's
 //!   latency (release start to the next holder's acquire returning), and the requests etcd
 //!   served per handoff, from its /metrics: Range requests (the target's reads), Txn requests
@@ -124,10 +124,11 @@ async fn held_locks(endpoints: &[String], n: usize, idle: Duration) {
         guards.extend(t.await.unwrap());
     }
     let acquired = t0.elapsed();
-    let per_lock = rss().saturating_sub(rss0) as f64 / n as f64;
     let cpu0 = cpu::process_cpu();
     tokio::time::sleep(idle).await;
     let idle_share = core_share(cpu0, idle);
+    // After the idle window: by then every held lock's monitor and watch has started.
+    let per_lock = rss().saturating_sub(rss0) as f64 / n as f64;
     let t1 = Instant::now();
     let tasks: Vec<_> = guards
         .into_iter()

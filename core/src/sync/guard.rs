@@ -14,7 +14,6 @@ use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// etcd allows 128 operations per Txn.
 const MAX_OPS: usize = 128;
@@ -42,8 +41,8 @@ pub(crate) struct Shared {
     pub lease: Lease,
     pub lost: LostFlag,
     pub released: AtomicBool,
-    /// Stops the monitor task; made when the monitor starts (see [`Shared::mark_released`]).
-    pub stop: OnceLock<CancellationToken>,
+    /// Stops the monitor task, once it started (see [`Shared::mark_released`]).
+    pub monitor: OnceLock<tokio::task::AbortHandle>,
     pub acquired: Instant,
     /// Whether the monitor task was started (see `monitor`).
     pub monitored: AtomicBool,
@@ -72,7 +71,7 @@ impl LockGuard {
             lease,
             lost: LostFlag::new(),
             released: AtomicBool::new(false),
-            stop: OnceLock::new(),
+            monitor: OnceLock::new(),
             acquired: Instant::now(),
             monitored: AtomicBool::new(false),
             lease_use: std::sync::Mutex::new(lease_use),
@@ -245,14 +244,14 @@ impl Shared {
 
     /// Marks the guard released and stops its monitor, if one started; false if it was
     /// released before. Pairs with `monitor::start`: each side writes its flag, then reads the
-    /// other's (SeqCst), so either the monitor sees `released` or this sees its token.
+    /// other's (SeqCst), so either `start` sees `released` or this sees the monitor's handle.
     pub(crate) fn mark_released(&self) -> bool {
         if self.released.swap(true, Ordering::SeqCst) {
             return false;
         }
         std::sync::atomic::fence(Ordering::SeqCst);
-        if let Some(stop) = self.stop.get() {
-            stop.cancel();
+        if let Some(monitor) = self.monitor.get() {
+            monitor.abort();
         }
         true
     }

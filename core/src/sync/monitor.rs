@@ -79,17 +79,19 @@ pub(crate) fn start(shared: &Arc<Shared>, own_sub: Option<Subscription>) {
     if shared.released.load(Ordering::Acquire) || shared.monitored.swap(true, Ordering::AcqRel) {
         return;
     }
-    let stop = shared.stop.get_or_init(CancellationToken::new).clone();
+    // Stopped by aborting its task: a cancellation token would cost every held lock a
+    // heap node and its future a slot.
+    let task = runtime::spawn(monitor(Arc::downgrade(shared), own_sub)).abort_handle();
+    let monitor = shared.monitor.get_or_init(|| task);
     // See `Shared::mark_released`.
     std::sync::atomic::fence(Ordering::SeqCst);
     if shared.released.load(Ordering::SeqCst) {
-        return;
+        monitor.abort();
     }
-    runtime::spawn(monitor(Arc::downgrade(shared), stop, own_sub));
 }
 
 /// Holds only a weak reference, so it never keeps a dropped guard alive.
-async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<Subscription>) {
+async fn monitor(shared: Weak<Shared>, own_sub: Option<Subscription>) {
     let Some((client, key, token, lease_lost, acquired)) =
         shared.upgrade().map(|s| (s.client.clone(), s.key.clone(), s.token, s.lease.lost(), s.acquired))
     else {
@@ -97,7 +99,6 @@ async fn monitor(shared: Weak<Shared>, stop: CancellationToken, own_sub: Option<
     };
     let mut own = OwnKey::new(&client, key, token, acquired + WATCH_OWN_KEY_AFTER, own_sub);
     let reason = tokio::select! {
-        _ = stop.cancelled() => return,
         r = lease_lost.wait() => r,
         _ = client.inner.closed.cancelled() => LostReason::Closed,
         _ = own.deleted() => LostReason::KeyDeleted,

@@ -40,7 +40,11 @@ impl OwnKey {
     pub async fn deleted(&mut self) {
         loop {
             let Some(sub) = self.sub.as_mut() else {
-                tokio::time::sleep_until(self.open_at).await;
+                if Instant::now() < self.open_at {
+                    // Boxed: a timer is over a hundred bytes, and a held lock's monitor would
+                    // carry it for as long as it holds.
+                    Box::pin(tokio::time::sleep_until(self.open_at)).await;
+                }
                 self.sub = Some(self.client.inner.hub.subscribe(self.spec.clone()));
                 continue;
             };

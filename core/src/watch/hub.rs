@@ -24,6 +24,7 @@ pub(crate) use crate::watch::event::{EventType, WatchEvent};
 use crate::transport::health;
 use crate::transport::paths::Paths;
 use crate::runtime;
+use crate::watch::channel::{self, Sender};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -58,13 +59,13 @@ pub(crate) enum Msg {
     /// The server created the watch; events after `revision` will follow.
     Created { revision: i64 },
     Events(Vec<WatchEvent>),
-    /// The watch ended for good (compaction, permission, bad request). Boxed: a message's size
-    /// sets the size of every subscription's channel, one per held lock.
+    /// The watch ended for good (compaction, permission, bad request). Boxed: rare, and a
+    /// message's size sets the size of every subscriber's queue.
     Failed(Box<Error>),
 }
 
 enum Cmd {
-    Create { id: i64, spec: Spec, tx: mpsc::Sender<Msg> },
+    Create { id: i64, spec: Spec, tx: Sender<Msg> },
     Cancel(i64),
 }
 
@@ -78,7 +79,7 @@ pub(crate) struct Hub {
 /// A subscription; cancelled on the server when dropped.
 pub(crate) struct Subscription {
     pub id: i64,
-    pub rx: mpsc::Receiver<Msg>,
+    pub rx: channel::Receiver<Msg>,
     hub: mpsc::UnboundedSender<Cmd>,
     open: Arc<AtomicI64>,
 }
@@ -101,7 +102,7 @@ impl Hub {
     /// broke or the subscriber was too slow (re-subscribe), or after `Failed` (do not).
     pub fn subscribe(&self, spec: Spec) -> Subscription {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel(BUFFER);
+        let (tx, rx) = channel::channel(BUFFER);
         let _ = self.tx.send(Cmd::Create { id, spec, tx });
         self.open.fetch_add(1, Ordering::Relaxed);
         Subscription { id, rx, hub: self.tx.clone(), open: self.open.clone() }
@@ -131,7 +132,7 @@ fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
 }
 
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
-    let mut subs: HashMap<i64, mpsc::Sender<Msg>> = HashMap::new();
+    let mut subs: HashMap<i64, Sender<Msg>> = HashMap::new();
     // Watch IDs created on the stream and not confirmed yet, in the order they were sent.
     let mut unconfirmed: VecDeque<i64> = VecDeque::new();
     let mut stream: Option<Stream> = None;
@@ -226,7 +227,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
 fn move_on(
     paths: &mut Paths,
     stream: &mut Option<Stream>,
-    subs: &mut HashMap<i64, mpsc::Sender<Msg>>,
+    subs: &mut HashMap<i64, Sender<Msg>>,
     unconfirmed: &mut VecDeque<i64>,
 ) {
     paths.next();
@@ -274,7 +275,7 @@ enum Next {
 /// refresh, so a refusal on it is final.
 fn dispatch(
     resp: etcd_client::WatchResponse,
-    subs: &mut HashMap<i64, mpsc::Sender<Msg>>,
+    subs: &mut HashMap<i64, Sender<Msg>>,
     unconfirmed: &mut VecDeque<i64>,
     fresh: bool,
 ) -> Next {

@@ -2,6 +2,7 @@
 //! caller sees every change in order, with no gap and no duplicate, or an explicit
 //! [`ErrorKind::Compacted`] error when the history needed to resume is gone.
 
+mod channel;
 pub(crate) mod event;
 pub(crate) mod hub;
 
