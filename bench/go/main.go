@@ -10,6 +10,12 @@
 // client and one session, each its own name), "lock contended (N clients)" (N clients, each its
 // own session, one name). cpu_us_per_cycle is this process's CPU time (getrusage) over the timed
 // window divided by the cycles.
+//
+//	bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]
+//
+// The Go client's side of the lease row of bench/examples/scale.rs (`leases`), printed in its
+// style: N leases on one client, each kept alive as concurrency.Session does it, and the process's
+// CPU over a window in which each is renewed at least once, per keepalive too.
 package main
 
 import (
@@ -23,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -215,15 +222,118 @@ func simple(name string, cycles int64, cpu, dur time.Duration) report {
 	return r
 }
 
+// row prints one result beside its target, as `row` in bench/examples/scale.rs does.
+func row(what, result, target string, met bool) {
+	verdict := "NOT MET"
+	if met {
+		verdict = "met"
+	}
+	fmt.Printf("%-58s %14s   target %-10s %s\n", what, result, target, verdict)
+}
+
+// leases: `n` leases of `ttl` seconds on one client, the CPU keeping them alive over a window
+// that renews each at least once (one TTL/3 after the last grant, or `idle` if longer). Mirrors
+// `leases` in bench/examples/scale.rs, with the Go client doing what concurrency.NewSession does
+// for each lease: Grant, KeepAlive under a cancelable context, and a goroutine draining the channel.
+func leases(endpoints []string, n int, ttl int64, idle time.Duration) {
+	c := connect(endpoints)
+	var answered atomic.Int64 // keepalive responses the draining goroutines received
+	var closed atomic.Int64   // KeepAlive channels closed: the client gave that lease up
+	ids := make([]clientv3.LeaseID, n)
+	cancels := make([]context.CancelFunc, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	// 64 workers taking the next lease in turn: 64 grants in flight, as scale.rs's semaphore.
+	for w := 0; w < 64; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				g, err := c.Grant(c.Ctx(), ttl)
+				if err != nil {
+					die("grant", err)
+				}
+				// As NewSession: a context of its own per lease, so that it can be given up alone.
+				ctx, cancel := context.WithCancel(c.Ctx())
+				ch, err := c.KeepAlive(ctx, g.ID)
+				if err != nil {
+					die("keepalive", err)
+				}
+				ids[i], cancels[i] = g.ID, cancel
+				go func() {
+					for range ch {
+						answered.Add(1)
+					}
+					closed.Add(1)
+				}()
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	granted := time.Since(t0)
+	window := max(idle, time.Duration(ttl)*time.Second/3+granted)
+	cpu0, answered0 := cpuNow(), answered.Load()
+	time.Sleep(window)
+	share := (cpuNow() - cpu0).Seconds() / window.Seconds()
+	got := answered.Load() - answered0
+	// Alive: the client still keeps it (its channel open) and etcd still has it, which
+	// TimeToLive checks on a sample spread over all of them (after the window, so not counted).
+	const sample = 100
+	step := max(1, n/sample)
+	var checked, expired int
+	for i := 0; i < n; i += step {
+		r, err := c.TimeToLive(c.Ctx(), ids[i])
+		if err != nil {
+			die("timetolive", err)
+		}
+		checked++
+		if r.TTL <= 0 {
+			expired++
+		}
+	}
+	lost := closed.Load()
+	alive := int64(n) - lost
+	for _, cancel := range cancels {
+		cancel()
+	}
+	c.Close()
+	perSecond := float64(n) * 3 / float64(ttl)
+	fmt.Printf("%d leases kept alive by one client (TTL %d s, %.0f keepalives a second; granted in %.2f s):\n", n, ttl, perSecond, granted.Seconds())
+	row(fmt.Sprintf("  CPU keeping them alive (%.1f s)", window.Seconds()), fmt.Sprintf("%.2f %%", share*100), "<= 2 %", share <= 0.02)
+	perKeepalive := share * window.Seconds() / float64(max(got, 1))
+	fmt.Printf("  %-56s %14s\n", "client CPU per keepalive answered", fmt.Sprintf("%.1f us (%d)", perKeepalive*1e6, got))
+	row("  still alive at the end (channel open)", fmt.Sprintf("%d", alive), fmt.Sprintf("%d", n), alive == int64(n))
+	row("  expired in etcd, of a TimeToLive sample", fmt.Sprintf("%d of %d", expired, checked), "0", expired == 0)
+}
+
 func main() {
 	endpoints := flag.String("endpoints", "", "etcd client URLs, comma-separated")
 	serve := flag.Bool("serve", false, "run the workloads named on stdin (see the package comment)")
+	nLeases := flag.Int("leases", 0, "keep this many leases alive on one client instead (see the package comment)")
+	ttls := flag.String("lease-ttl", "5,60", "lease TTLs in seconds, comma-separated, one run each")
+	idle := flag.Float64("idle", 5, "shortest window measured, seconds")
 	flag.Parse()
-	if *endpoints == "" || !*serve {
+	if *endpoints == "" || (!*serve && *nLeases <= 0) {
 		fmt.Fprintln(os.Stderr, "usage: bench_go --endpoints URL[,URL] --serve")
+		fmt.Fprintln(os.Stderr, "       bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]")
 		os.Exit(2)
 	}
 	eps := strings.Split(*endpoints, ",")
+	if *nLeases > 0 {
+		for _, t := range strings.Split(*ttls, ",") {
+			ttl, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+			if err != nil || ttl <= 0 {
+				die("--lease-ttl TTL[,TTL...]", fmt.Errorf("bad TTL %q", t))
+			}
+			leases(eps, *nLeases, ttl, time.Duration(*idle*float64(time.Second)))
+		}
+		return
+	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		secs, name, ok := strings.Cut(strings.TrimSpace(in.Text()), " ")
