@@ -173,13 +173,23 @@ def write_sync(a, rec, st: Stats, client, lock, token: int) -> None:
             client.put(a.data_key, value)
         else:
             client.put(a.data_key, value, if_held=lock)
-        rec.ok(op, data_key=a.data_key, value=value, token=token)
-        st.wrote += 1
-    except etcdlock.NotHeld as e:
-        rec.fail(op, err(e), data_key=a.data_key, value=value, token=token)
-        st.refused += 1
     except etcdlock.Error as e:
-        rec.unknown(op, err(e), data_key=a.data_key, value=value, token=token)
+        record_write(a, rec, st, op, value, token, e)
+    else:
+        record_write(a, rec, st, op, value, token)
+
+
+def record_write(a, rec, st: Stats, op, value: str, token: int, e: "etcdlock.Error | None" = None) -> None:
+    """A write's outcome: done, refused (the fence said we no longer hold), or unknown."""
+    where = dict(data_key=a.data_key, value=value, token=token)
+    if e is None:
+        rec.ok(op, **where)
+        st.wrote += 1
+    elif isinstance(e, etcdlock.NotHeld):
+        rec.fail(op, err(e), **where)
+        st.refused += 1
+    else:
+        rec.unknown(op, err(e), **where)
         st.unknown += 1
 
 
@@ -235,14 +245,10 @@ async def run_herd(a: argparse.Namespace) -> Stats:
                             await client.put(a.data_key, value)
                         else:
                             await client.put(a.data_key, value, if_held=lock)
-                        rec.ok(op, data_key=a.data_key, value=value, token=token)
-                        st.wrote += 1
-                    except etcdlock.NotHeld as e:
-                        rec.fail(op, err(e), data_key=a.data_key, value=value, token=token)
-                        st.refused += 1
                     except etcdlock.Error as e:
-                        rec.unknown(op, err(e), data_key=a.data_key, value=value, token=token)
-                        st.unknown += 1
+                        record_write(a, rec, st, op, value, token, e)
+                    else:
+                        record_write(a, rec, st, op, value, token)
                 op = rec.invoke("release", key=key, token=token)
                 try:
                     await lock.release()
