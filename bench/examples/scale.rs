@@ -182,14 +182,32 @@ async fn waiters(endpoints: &[String], metrics: &(dyn Fn() -> String + Sync), n:
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while conns[0].inspect(&name).await.expect("inspect").waiters.len() < n {
+    // While a thousand waiters queue, reading the whole queue can outlast the request timeout:
+    // such a timeout only means "ask again".
+    let queued = |r: etcdlock::Result<etcdlock::LockState>| match r {
+        Ok(state) => state.waiters.len(),
+        Err(e) if e.kind() == etcdlock::ErrorKind::Timeout => 0,
+        Err(e) => panic!("inspect: {e}"),
+    };
+    while queued(conns[0].inspect(&name).await) < n {
         assert!(Instant::now() < deadline, "the waiters did not all queue within 60 s");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // Each waiter re-reads its position up to 110 ms after its watch opens (`RECHECK_AFTER`),
-    // as any wait does: those reads belong to queueing, not to the handoffs counted here.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let before = metrics();
+    // as any wait does: those reads belong to queueing, not to the handoffs counted here. So
+    // the count starts once etcd has served no Range for 400 ms (within 20 s: a busy machine
+    // may take longer than a fixed pause to open a thousand watches).
+    let mut before = metrics();
+    let quiet_by = Instant::now() + Duration::from_secs(20);
+    loop {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let now = metrics();
+        let quiet = served(&now, Some("Range")) == served(&before, Some("Range"));
+        before = now;
+        if quiet || Instant::now() > quiet_by {
+            break;
+        }
+    }
     let released = Instant::now();
     first.release().await.expect("release");
     for t in tasks {

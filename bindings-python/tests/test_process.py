@@ -95,7 +95,7 @@ def test_import_starts_no_threads_and_threads_do_not_grow(etcd, prefix):
     lines = r.stdout.split("\n")
     assert lines[0] == "1 False"  # import: only the main thread
     one, started = lines[1].split()
-    assert started == "True" and int(one) == 3  # main + the runtime's two workers
+    assert started == "True" and int(one) == 2  # main + the runtime's one worker
     assert int(lines[2]) == int(one)  # 11 clients, 50 locks, 10 leases later
 
 

@@ -13,7 +13,7 @@ fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
         .unwrap()
         .unwrap();
     assert!(runtime::runtime_started());
-    assert_eq!(rt_threads(), 2);
+    assert_eq!(rt_threads(), runtime::DEFAULT_WORKER_THREADS);
     // More clients, same threads.
     let more: Vec<_> = (0..5)
         .map(|_| {
@@ -21,7 +21,7 @@ fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
             runtime::block_on(async move { etcdlock::Client::connect(eps, Default::default()).await }).unwrap().unwrap()
         })
         .collect();
-    assert_eq!(rt_threads(), 2);
+    assert_eq!(rt_threads(), runtime::DEFAULT_WORKER_THREADS);
     drop(more);
 
     // A blocking call from inside the runtime would deadlock: it must error instead.

@@ -1,11 +1,11 @@
 //! The one background runtime per process that every client, and every binding, shares.
 //!
 //! It is created lazily on first use, so importing a binding starts no threads. Its threads are
-//! named `etcdlock-rt-N` (two workers; `ETCDLOCK_WORKER_THREADS` overrides). A forked child
-//! cannot use its parent's runtime (the threads did not survive the fork), so the runtime is
-//! keyed by PID: a child gets a fresh one on first use, and objects created by the parent
-//! refuse to work in the child (see [`check_pid`]). [`shutdown`] closes every client and stops
-//! the runtime, for bindings to call at interpreter or process exit.
+//! named `etcdlock-rt-N` ([`DEFAULT_WORKER_THREADS`]: one worker; `ETCDLOCK_WORKER_THREADS`
+//! overrides). A forked child cannot use its parent's runtime (the threads did not survive the
+//! fork), so the runtime is keyed by PID: a child gets a fresh one on first use, and objects
+//! created by the parent refuse to work in the child (see [`check_pid`]). [`shutdown`] closes
+//! every client and stops the runtime, for bindings to call at interpreter or process exit.
 
 pub(crate) mod clock;
 pub mod log;
@@ -22,7 +22,13 @@ use std::sync::{Mutex, Weak};
 use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
 
-const DEFAULT_WORKER_THREADS: usize = 2;
+/// One worker. A call's own work on the runtime is a few microseconds of protocol, so one
+/// worker is far from busy at the rates etcd serves; a second one costs more than it gives:
+/// tokio's scheduler wakes the idle worker to look for work on nearly every call that comes
+/// from outside the runtime (a binding's thread), and the wake-up, the search and the park
+/// again cost every binding time and CPU on each call (bench/README.md "The runtime's worker
+/// count" has the measurements).
+pub const DEFAULT_WORKER_THREADS: usize = 1;
 
 struct Slot {
     pid: u32,
