@@ -169,7 +169,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             },
             msg = next_message(&mut stream) => {
                 let mut msg = msg;
-                for _ in 0..BATCH {
+                for n in 1.. {
                     match msg {
                         Some(resp) => answered(&mut leases, resp, &paths.stats.keepalive_rtt),
                         None => {
@@ -177,6 +177,11 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                             wake = Instant::now();
                             break;
                         }
+                    }
+                    // A response taken from the stream must be credited: one dropped here
+                    // would leave its keepalive unanswered, and the stream judged silent.
+                    if n == BATCH {
+                        break;
                     }
                     // Whatever else has arrived already, without waiting.
                     msg = tokio::select! {

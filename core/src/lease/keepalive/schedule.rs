@@ -16,9 +16,12 @@ use std::time::Duration;
 use tokio::sync::mpsc::{error::TrySendError, Sender};
 use tokio::time::Instant;
 
-/// Sends due this soon are made now, and timers (other than lease deadlines) fire no sooner
-/// than this after a look: sends close together go out together.
-const SLACK: Duration = Duration::from_millis(10);
+/// Sends due this soon are made now: sends close together go out together, and the leases
+/// settle into groups renewed in one go, so the keeper wakes for a group, not for each lease.
+const SEND_SLACK: Duration = Duration::from_millis(100);
+
+/// Timers other than lease deadlines fire no sooner than this after a look.
+const MIN_WAKE: Duration = Duration::from_millis(10);
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -94,7 +97,7 @@ impl Schedule {
         let mut silent = false;
         if streaming {
             while let Some(&(at, id)) = self.sends.first() {
-                if at > now + SLACK {
+                if at > now + SEND_SLACK {
                     work = at;
                     break;
                 }
@@ -114,7 +117,7 @@ impl Schedule {
                 self.inflight.pop_front();
             }
         }
-        Scan { wake: self.deadlines.min(work.max(now + SLACK)), silent }
+        Scan { wake: self.deadlines.min(work.max(now + MIN_WAKE)), silent }
     }
 
     /// Forgets the leases past their local deadline (marking them lost), and notes the
