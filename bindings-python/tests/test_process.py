@@ -3,6 +3,7 @@ two processes contending for one lock."""
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -15,6 +16,12 @@ import etcdlock
 from conftest import run_script
 
 
+def _default_sigint() -> None:
+    # A shell without job control starts `cmd &` with SIGINT ignored, and Python then installs
+    # no KeyboardInterrupt handler; the child must see Ctrl-C however the suite was launched.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(code: str, **env) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -23,7 +30,24 @@ def _spawn(code: str, **env) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1", **env),
+        preexec_fn=_default_sigint,
     )
+
+
+def _readline(proc: subprocess.Popen, timeout: float = 10.0) -> str:
+    """The child's next stdout line, or a failure after `timeout` s (never a hang). Byte by byte
+    from the pipe itself, so that nothing waits unseen in a Python buffer for a later call."""
+    fd, line = proc.stdout.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            pytest.fail(f"no whole line from the child in {timeout} s (got {line!r})")
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode()
 
 
 # covers: LOCK-SIGINT-001
@@ -47,17 +71,17 @@ def test_ctrl_c_interrupts_blocking_acquire(client, etcd, prefix):
         NAME=f"{prefix}/sig",
     )
     try:
-        assert child.stdout.readline().strip() == "ready"
+        assert _readline(child).strip() == "ready"
         etcd.wait_until(lambda: len(etcd.keys(f"{prefix}/sig/")) == 2, what="child queued")
         time.sleep(0.2)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
-        line = child.stdout.readline().split()
+        line = _readline(child).split()
         assert line[0] == "interrupted", line
         latency = float(line[1]) - sent
         # The queue key was removed before KeyboardInterrupt reached the caller.
         assert etcd.keys(f"{prefix}/sig/") == [holder.key]
-        assert child.stdout.readline().strip() == "held False"
+        assert _readline(child).strip() == "held False"
         assert child.wait(10) == 0, child.stderr.read()
     finally:
         child.kill()
@@ -249,7 +273,7 @@ def test_two_processes_contend_without_overlap(etcd, prefix):
                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env)) for _ in range(2)]
     try:
         for p in procs:
-            assert p.stdout.readline().strip() == "ready"
+            assert _readline(p).strip() == "ready"
         for p in procs:
             p.stdin.write("go\n")
             p.stdin.flush()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Checks that every way the test command and the packaging build a workspace crate resolves the
+# same dependency features as `cargo test --workspace --all-targets`, so none of them recompiles
+# tokio, tonic, etcd-client or core (see workspace-hack/Cargo.toml). Prints each package whose
+# features differ and exits 1 if there is one; the fix is to add the missing features to
+# workspace-hack/Cargo.toml. Takes a few seconds (cargo tree, nothing is compiled).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# "name@version|features", one line per resolved package outside the workspace.
+resolved() {
+    cargo tree "$@" --prefix none --format '{p}|{f}' |
+        grep -v "($PWD" | grep ' v[0-9]' | sed 's/ (\*)//; s/ (proc-macro)//' |
+        awk -F'|' '{ split($1, p, " "); print p[1] "@" p[2] "|" $2 }' | sort -u
+}
+
+resolved --workspace --edges features,normal,build,dev >"$tmp/workspace"
+bad=0
+for sel in "etcdlock dev" etcdlock-c etcdlock-node etcdlock-python etcdlock-bench; do
+    pkg="${sel% dev}"
+    edges=features,normal,build
+    [ "$sel" = "$pkg" ] || edges="$edges,dev"
+    if resolved -p "$pkg" --edges "$edges" | grep -vxF -f "$tmp/workspace" >"$tmp/diff"; then
+        bad=1
+        echo "check-features: building $pkg alone resolves these differently from the workspace:"
+        sed 's/^/    /' "$tmp/diff"
+    fi
+done
+[ "$bad" = 0 ] && echo "check-features: every build of a workspace crate shares the workspace's dependency features"
+exit "$bad"
