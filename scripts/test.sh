@@ -1,44 +1,81 @@
 #!/usr/bin/env bash
-# Every test suite, against real etcd servers that the suites start themselves.
-# This is the README's test command, and exactly what .ci/run runs. Everything is built once in
-# the release profile (cargo test, the C library, the Node addon and the Python wheel share
-# target/release), then each binding's suite runs against it.
+# Every test suite, against real etcd servers that the suites start themselves. This is the
+# README's test command, and exactly what .ci/run runs.
+#   bash scripts/test.sh           every suite (~25 min on 2 cores from a fresh clone)
+#   bash scripts/test.sh --quick   the unit tests, the core on one etcd version and each binding's
+#                                  suite; the stages it leaves out are listed as skipped
+# Each suite is a named stage (scripts/lib/stages.sh): a failed stage does not stop the others,
+# the end prints a table of wall and CPU time per stage and lists every failure, and the exit
+# status is non-zero if any stage failed.
+#
+# Everything is compiled once, by the first build stage (workspace-hack/ makes every later
+# cargo, npm and maturin build reuse it). Then the suites run in groups: those that mostly wait
+# on etcd (fault injection, lease expiry, watch resumption) run two or three at a time, beside
+# at most one that needs the CPU; the benchmark smoke runs with nothing beside it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+quick=0
+for arg in "$@"; do
+    case "$arg" in
+        --quick) quick=1 ;;
+        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "test.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
+    esac
+done
 source scripts/lib/stages.sh
+# full NAME CMD...: a stage of the full run only; --quick lists it as skipped.
+full() { if [ "$quick" = 1 ]; then stage_skip "$1" "left out by --quick"; else stage "$@"; fi; }
+full_bg() { if [ "$quick" = 1 ]; then stage_skip "$1" "left out by --quick"; else stage_bg "$@"; fi; }
+
+ctl="$PWD/.tools/bin/etcdctl"
+etcd_new="$PWD/.tools/etcd-v3.6.16/etcd"
+etcd_35="$PWD/.tools/etcd-v3.5.35/etcd"
+# The bindings' suites run on 3.6.16; --quick builds no etcd and uses the installed 3.5.1.
+etcd_bindings="$etcd_new"
+[ "$quick" = 0 ] || etcd_bindings="$PWD/.tools/bin/etcd"
 
 stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-deps.sh
+stage "every build shares one feature resolution" bash scripts/check-features.sh
+full_bg "etcd 3.6.16 and 3.5.35 built from the Go module proxy" \
+    bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35'
+stage "Rust: build every crate, test and example (release)" \
+    cargo test --release --workspace --all-targets --no-run
+stage "the demo's and the soak's workers (Rust, C, Node)" \
+    python3 -c 'import sys; sys.path.insert(0, "demo"); import workers; workers.build(["rust", "c", "node"])'
+stage_wait
 
 # One fault test does not apply to 3.5.1; it runs on 3.6.16 and 3.5.35 below.
 echo "skipped on etcd 3.5.1: a_frozen_then_resumed_leader_costs_no_lock (FAULT-PAUSE-LEADER-001: before 3.5.13 a resumed old leader can revoke leases kept alive through the new one, etcd-io/etcd#15247)"
-stage "Rust: core unit, integration, fault and interop tests (etcd 3.5.1)" \
+stage_bg "Rust: unit, integration, fault and interop tests (etcd 3.5.1)" \
     cargo test --release --workspace --all-targets -- --skip a_frozen_then_resumed_leader_costs_no_lock
+stage_bg "Python" env ETCD_BIN="$etcd_bindings" bash bindings-python/test.sh
+stage "Node" env ETCD_BIN="$etcd_bindings" bash bindings-node/test.sh
+stage "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
 stage "Rust: doc tests" cargo test --release --workspace --doc
-
-stage "etcd 3.6.16 built from the Go module proxy" bash scripts/build-etcd.sh v3.6.16
-stage "etcd 3.5.35 built from the Go module proxy" bash scripts/build-etcd.sh v3.5.35
-etcd_new="$(bash scripts/build-etcd.sh v3.6.16)"
-etcd_35="$(bash scripts/build-etcd.sh v3.5.35)"
-ctl="$PWD/.tools/bin/etcdctl"
-
-stage "Rust: core integration and fault tests (etcd 3.6.16)" \
-    env ETCD_BIN="$etcd_new" ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
-stage "Rust: core integration and fault tests (etcd 3.5.35)" \
-    env ETCD_BIN="$etcd_35" ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
+stage_wait
 
 export ETCD_BIN="$etcd_new"
-stage "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
-stage "C" bash bindings-c/test.sh
-stage "Node" bash bindings-node/test.sh
-stage "Python" bash bindings-python/test.sh
-stage "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=30 tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_soak.py
-stage "soak 1 min" bash scripts/soak.sh --minutes 1
-stage "Packaging" bash scripts/test-packaging.sh
+# The core's tests again on the newest etcd and on the last 3.5 (same binaries: nothing compiles).
+full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
+    env ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
+full_bg "history checker: unit tests and positive controls" \
+    bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
+full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
+    tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_soak.py
+stage_wait
+
+full_bg "Rust: core integration and fault tests (etcd 3.5.35)" \
+    env ETCD_BIN="$etcd_35" ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
+full_bg "soak 1 min" bash scripts/soak.sh --minutes 1
+full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
-stage "Bench smoke" python3 bench/run.py --rounds 1 --seconds 0.2
-stage "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
-stage "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
-stage "history checker controls" bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
-stage "demo" ./demo.sh --duration 20
-stage "demo TLS" ./demo.sh --tls --duration 12 --no-build
+stage_wait
+
+full "Bench smoke" python3 bench/run.py --rounds 1 --seconds 0.2
+full "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
+full "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
+full "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
+full "demo" ./demo.sh --duration 20
+full "demo TLS" ./demo.sh --tls --duration 12 --no-build
 stages_report
