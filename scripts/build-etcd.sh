@@ -8,11 +8,21 @@
 # etcd-io/etcd#14110, a 3.5.0-3.5.4 member crash under connection resets). scripts/test.sh runs the
 # core suite against this build too. Its main is etcd's own (etcdmain.Main).
 #   bash scripts/build-etcd.sh [VERSION]        (default v3.6.16; needs Go, which the machine has)
+# A build is kept per machine in ${XDG_CACHE_HOME:-~/.cache}/etcdlock/etcd-<version>/etcd, so
+# another clone on the same machine copies it instead of building again (delete it to rebuild).
 set -euo pipefail
 version="${1:-v3.6.16}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root/.tools/etcd-$version"
 if [ -x "$out/etcd" ]; then
+    echo "$out/etcd"
+    exit 0
+fi
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/etcdlock/etcd-$version"
+if [ -x "$cache/etcd" ] && "$cache/etcd" --version >/dev/null 2>&1; then
+    mkdir -p "$out"
+    cp "$cache/etcd" "$out/etcd.tmp" && mv "$out/etcd.tmp" "$out/etcd"
+    echo "build-etcd.sh: etcd $version from this machine's cache ($cache)" >&2
     echo "$out/etcd"
     exit 0
 fi
@@ -43,4 +53,8 @@ GO
     mv "$out/etcd.tmp" "$out/etcd"
 )
 "$out/etcd" --version >&2
+# Best effort: a cache that cannot be written only means the next clone builds again.
+if mkdir -p "$cache" 2>/dev/null && cp "$out/etcd" "$cache/etcd.tmp.$$" 2>/dev/null; then
+    mv "$cache/etcd.tmp.$$" "$cache/etcd"
+fi
 echo "$out/etcd"
