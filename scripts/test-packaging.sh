@@ -263,12 +263,21 @@ if [ -f "$sdist" ]; then
     sbuild="$tmp/sdist-build"
     mkdir -p "$sbuild"
     tar -C "$sbuild" -xzf "$sdist"
-    # pip's isolated build (maturin from the index) with cargo but no protoc. The crates that the
-    # sdist itself holds (core, etcd-client, the binding) are compiled from its copy: their
-    # paths differ from the checkout's, so cargo cannot reuse them; the crates.io ones are
-    # shared with the workspace's target dir, which saves ~10 minutes of CI.
+    # pip's isolated build (maturin from the index) with cargo but no protoc, into a copy of the
+    # workspace's release build: the crates.io crates are reused from it (compiling them again
+    # would cost ~10 minutes of CI). Not into target/ itself: the crates that the sdist holds
+    # (core, etcd-client, the binding) sit at the same paths relative to its workspace root as
+    # the checkout's, so cargo gives them the same hashes, and building them there would
+    # overwrite the checkout's and make every later build compile them all again.
+    starget="$tmp/sdist-target"
+    mkdir -p "$starget/release"
     t0=$SECONDS
-    if (cd "$sbuild" && env -u PROTOC PATH="$stubs/protoc-only:$PATH" CARGO_TARGET_DIR="$root/target" \
+    for d in deps build .fingerprint; do
+        [ ! -d "$root/target/release/$d" ] || cp -a --reflink=auto "$root/target/release/$d" "$starget/release/"
+    done
+    echo "== Packaging: copied target/release for the sdist's build in $((SECONDS - t0)) s"
+    t0=$SECONDS
+    if (cd "$sbuild" && env -u PROTOC PATH="$stubs/protoc-only:$PATH" CARGO_TARGET_DIR="$starget" \
             timeout 2400 "$PY" -m pip wheel -v --no-deps --wheel-dir "$sbuild/wheel" "./etcdlock-$version") >"$tmp/sdist.log" 2>&1; then
         ok "sdist builds into a wheel ($((SECONDS - t0)) s)"
     else

@@ -41,7 +41,7 @@ full_bg "etcd 3.6.16 and 3.5.35 built from the Go module proxy" \
     bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release --workspace --all-targets --no-run
-stage "the demo's and the soak's workers (Rust, C, Node)" \
+full "the demo's and the soak's workers (Rust, C, Node)" \
     python3 -c 'import sys; sys.path.insert(0, "demo"); import workers; workers.build(["rust", "c", "node"])'
 stage_wait
 
