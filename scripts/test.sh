@@ -35,6 +35,7 @@ etcd_35="$PWD/.tools/etcd-v3.5.35/etcd"
 etcd_bindings="$etcd_new"
 [ "$quick" = 0 ] || etcd_bindings="$PWD/.tools/bin/etcd"
 
+stage "the stage runner's self-test" bash scripts/lib/test-stages.sh
 stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-deps.sh
 stage "every build shares one feature resolution" bash scripts/check-features.sh
 full_bg "etcd 3.6.16 and 3.5.35 built from the Go module proxy" \
