@@ -45,13 +45,18 @@ _stage_run() {
     awk -v a="$t0" -v b="$t1" -v c="$cpu" 'BEGIN { printf "%.1f %s\n", b - a, c }' >"$_stage_dir/$i.time"
 }
 
+# _stage_new NAME [SUFFIX]: registers a stage, announces it, sets _stage_i to its index.
+_stage_new() {
+    _stage_i=${#_stage_names[@]}
+    _stage_names+=("$1")
+    echo
+    echo "== [stage $((_stage_i + 1))] $1${2:-}"
+}
+
 # stage NAME CMD...: runs CMD now, in the foreground.
 stage() {
-    local name="$1"; shift
-    local i=${#_stage_names[@]}
-    _stage_names+=("$name")
-    echo
-    echo "== [stage $((i + 1))] $name"
+    _stage_new "$1"; shift
+    local i=$_stage_i
     ( _stage_run "$i" "$@" )
     _stage_say_end "$i"
 }
@@ -59,11 +64,8 @@ stage() {
 # stage_bg NAME CMD...: starts CMD beside whatever else runs; its output is kept in a file and
 # printed, whole, when `stage_wait` collects it.
 stage_bg() {
-    local name="$1"; shift
-    local i=${#_stage_names[@]}
-    _stage_names+=("$name")
-    echo
-    echo "== [stage $((i + 1))] $name: started in the background"
+    _stage_new "$1" ": started in the background"; shift
+    local i=$_stage_i
     ( _stage_run "$i" "$@" ) >"$_stage_dir/$i.log" 2>&1 &
     _stage_bg+=("$i")
     _stage_bg_pids+=("$!")
@@ -86,12 +88,9 @@ stage_wait() {
 
 # stage_skip NAME REASON: a stage that did not run, and why.
 stage_skip() {
-    local i=${#_stage_names[@]}
-    _stage_names+=("$1")
-    echo "skipped $2" >"$_stage_dir/$i.rc"
-    echo "0 0" >"$_stage_dir/$i.time"
-    echo
-    echo "== [stage $((i + 1))] $1: skipped ($2)"
+    _stage_new "$1" ": skipped ($2)"
+    echo "skipped $2" >"$_stage_dir/$_stage_i.rc"
+    echo "0 0" >"$_stage_dir/$_stage_i.time"
 }
 
 _stage_result() { # INDEX -> passed | failed (status N) | skipped (reason)
