@@ -38,6 +38,7 @@ etcd_bindings="$etcd_new"
 stage "the stage runner's self-test" bash scripts/lib/test-stages.sh
 stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-deps.sh
 stage "every build shares one feature resolution" bash scripts/check-features.sh
+stage "no layer of core imports from one above it" bash scripts/check-layers.sh
 full_bg "etcd 3.6.16 and 3.5.35 built from the Go module proxy" \
     bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35'
 stage "Rust: build every crate, test and example (release)" \

@@ -20,8 +20,10 @@
 //! # Ok(()) }
 //! ```
 
-// The layers, bottom up; each imports only from the ones above it in this list, and none from
-// `sync` (docs/design.md, "Layers").
+// The layers, bottom up; each imports only from the ones above it in this list (client, lease
+// and watch are one layer, as KV, Lease and Watcher are in etcd's `clientv3`), and none from
+// `sync` (docs/design.md, "Layers"; scripts/check-layers.sh checks it).
+mod error;
 pub mod runtime;
 #[doc(hidden)]
 pub mod transport;
@@ -30,12 +32,13 @@ mod lease;
 mod watch;
 mod sync;
 
-pub use client::error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use client::kv::{KeyValue, Op};
 pub use client::validate::{check_lock_name, check_lock_value, check_ttl, MAX_LOCK_VALUE_LEN, MAX_TTL_SECS};
 pub use client::{Client, ClientOptions};
 pub use lease::lost::{LostReason, LostSignal};
 pub use lease::Lease;
+pub use sync::election::{Election, Leader, Leadership, Observer};
 pub use sync::guard::LockGuard;
 pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};

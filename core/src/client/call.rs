@@ -2,8 +2,8 @@
 //! that is safe, sent again once with a new auth token when etcd refused a stale one.
 
 use super::{closed_error, Client, Inner, Rpc};
-use crate::client::backoff::retry;
-use crate::client::error::{Error, Result};
+use crate::transport::backoff::retry;
+use crate::error::{Error, Result};
 use crate::runtime;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,9 +107,9 @@ impl Client {
             return retry(Some(deadline), attempt).await;
         }
         // Only a request that never left may be sent again.
-        let mut backoff = crate::client::backoff::Backoff::default();
+        let mut backoff = crate::transport::backoff::Backoff::default();
         loop {
-            match crate::client::backoff::until(deadline, attempt()).await {
+            match crate::transport::backoff::until(deadline, attempt()).await {
                 Err(e) if e.is_unsent() && e.is_transient() && backoff.wait(Some(deadline)).await => continue,
                 r => return r,
             }

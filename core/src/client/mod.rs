@@ -1,7 +1,5 @@
 //! The client: connection, bounded in-flight requests, deadlines, retries, and minimal KV.
 
-pub(crate) mod backoff;
-pub(crate) mod error;
 pub(crate) mod kv;
 pub(crate) mod validate;
 mod call;
@@ -11,7 +9,7 @@ mod options;
 pub(crate) use extension::Extension;
 pub use options::ClientOptions;
 
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::lease::keepalive::Keeper;
 use crate::transport::paths::Paths;
 use crate::transport::stats::ConnStats;
@@ -100,6 +98,17 @@ impl Inner {
     }
 }
 
+impl runtime::Closing for Inner {
+    fn cancel(&self) {
+        self.mark_closed();
+    }
+
+    fn release(self: Arc<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let deadline = Instant::now() + self.opts.request_timeout;
+        Box::pin(async move { self.keeper.revoke_all(&self.etcd, deadline).await })
+    }
+}
+
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client").field("closed", &self.is_closed()).finish()
@@ -125,7 +134,7 @@ impl Client {
             false => None,
             true => Some(crate::transport::tls::Tls::new(opts.tls.as_ref().unwrap_or(&Default::default()))?),
         };
-        let copts = crate::transport::paths::connect_options(&opts);
+        let copts = crate::transport::paths::connect_options(opts.connect_timeout, opts.user.as_ref());
         // The streams' connections (etcd-client's own channel) take the same TLS settings.
         let stream_opts = match &tls {
             Some(t) => copts.clone().with_tls(t.for_tonic(opts.connect_timeout)),
@@ -166,7 +175,8 @@ impl Client {
                 pid: runtime::current_pid(),
             }),
         };
-        runtime::register_client(Arc::downgrade(&client.inner));
+        let closing: std::sync::Weak<dyn runtime::Closing> = Arc::downgrade(&client.inner) as _;
+        runtime::register(closing);
         // The connection is lazy: make one cheap linearizable request so that an unreachable or
         // leaderless cluster fails here, within connect_timeout, not on first use. It must need
         // no permission: a user may be granted one prefix only, and reading itself is what
@@ -183,7 +193,7 @@ impl Client {
                 }
             })
             .await
-            .map_err(connect_error)?;
+            .map_err(crate::error::unreachable)?;
         Ok(client)
     }
 
@@ -266,12 +276,3 @@ pub(crate) fn closed_error() -> Error {
     Error::new(ErrorKind::Closed, "the client is closed")
 }
 
-pub(crate) fn connect_error(e: Error) -> Error {
-    match e.kind() {
-        ErrorKind::Timeout | ErrorKind::Unavailable => Error::new(
-            ErrorKind::Unavailable,
-            format!("cannot reach etcd: {}", e.message()),
-        ),
-        _ => e,
-    }
-}

@@ -1,6 +1,6 @@
 //! Input checks that run before anything is sent, so bad input changes nothing.
 
-use crate::client::error::{Error, Result};
+use crate::error::{Error, Result};
 use std::time::Duration;
 
 /// etcd's largest lease TTL (`MaxLeaseTTL`, 9e9 seconds).

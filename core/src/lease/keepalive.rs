@@ -17,7 +17,7 @@
 
 mod schedule;
 
-use crate::client::backoff::Backoff;
+use crate::transport::backoff::Backoff;
 use crate::runtime::clock;
 use crate::lease::{revoke_detached, LeaseState};
 use crate::lease::lost::LostReason;
@@ -290,7 +290,7 @@ async fn open_on(paths: &mut Paths, leases: &mut HashMap<i64, Entry>, stall: Dur
             // etcd 3.6 checks the auth token of keepalives: one that expired while the stream
             // was open ends it, and a new stream needs a new token (shared by this member's
             // connection: the watch stream's too).
-            Ok(Err(e)) if !refreshed && crate::client::error::stale_token(&e) => {
+            Ok(Err(e)) if !refreshed && crate::error::stale_token(&e) => {
                 refreshed = true;
                 if !matches!(tokio::time::timeout(stall, etcd.refresh_token()).await, Ok(Ok(()))) {
                     return Err(());

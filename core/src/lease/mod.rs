@@ -6,7 +6,7 @@ pub(crate) mod lost;
 
 use crate::client::Client;
 use crate::runtime::clock;
-use crate::client::error::{etcd_says, Error, ErrorKind, Result, Says};
+use crate::error::{etcd_says, Error, ErrorKind, Result, Says};
 use crate::lease::lost::{LostFlag, LostReason, LostSignal};
 use crate::runtime;
 use crate::client::validate;
@@ -259,7 +259,7 @@ pub(crate) async fn revoke_rpc(client: &Client, id: i64, deadline: Option<Instan
 
 /// Revokes a lease in the background, retrying transient failures until `deadline`.
 pub(crate) async fn revoke_detached(etcd: etcd_client::Client, id: i64, deadline: Instant) {
-    let _ = crate::client::backoff::retry(Some(deadline), || {
+    let _ = crate::transport::backoff::retry(Some(deadline), || {
         let mut c = etcd.clone();
         async move {
             match c.lease_revoke(id).await {

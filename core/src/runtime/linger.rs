@@ -15,7 +15,7 @@
 //! (a program that calls now and then, where lingering would only burn CPU).
 
 use crate::runtime::clock;
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::spin::{self, HitRate};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

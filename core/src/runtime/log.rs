@@ -25,7 +25,7 @@
 //! # Ok::<(), etcdlock::Error>(())
 //! ```
 
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -14,11 +14,12 @@ pub mod linger;
 #[doc(hidden)]
 pub mod spin;
 
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::runtime::spin::Spin;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, Weak};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
 
@@ -37,8 +38,17 @@ struct Slot {
 
 static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
 
-/// Every client ever connected in this process (weakly), so that `shutdown` can close them.
-static CLIENTS: Mutex<Vec<Weak<crate::client::Inner>>> = Mutex::new(Vec::new());
+/// What [`shutdown`] needs of each thing it must close (a client): the runtime knows nothing
+/// else of it, so that the lowest layer imports none above it.
+pub(crate) trait Closing: Send + Sync {
+    /// Marks it closed, so that its pending and future calls fail, without waiting.
+    fn cancel(&self);
+    /// Frees what it holds on the server (its leases), bounded by its own request timeout.
+    fn release(self: Arc<Self>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// Everything registered in this process (weakly), so that `shutdown` can close it.
+static CLOSING: Mutex<Vec<Weak<dyn Closing>>> = Mutex::new(Vec::new());
 
 /// The process id, cached: `getpid` is a system call, and every request checks it. A
 /// `pthread_atfork` child handler refreshes it in a forked child.
@@ -117,7 +127,7 @@ pub fn handle() -> Handle {
             // Inherited through fork: its worker threads do not exist here, and dropping it
             // would wait for them forever. Leak it.
             std::mem::forget(slot.take());
-            CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            CLOSING.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
         None => {}
     }
@@ -277,10 +287,10 @@ pub fn check_not_in_runtime() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn register_client(inner: Weak<crate::client::Inner>) {
-    let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
-    clients.retain(|c| c.strong_count() > 0);
-    clients.push(inner);
+pub(crate) fn register(target: Weak<dyn Closing>) {
+    let mut targets = CLOSING.lock().unwrap_or_else(|p| p.into_inner());
+    targets.retain(|c| c.strong_count() > 0);
+    targets.push(target);
 }
 
 /// Closes every client of this process (revoking their leases, bounded by `timeout`) and
@@ -291,20 +301,14 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
     if !runtime_started() {
         return Ok(());
     }
-    let clients: Vec<_> = CLIENTS.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|w| w.upgrade()).collect();
+    let targets: Vec<_> = CLOSING.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|w| w.upgrade()).collect();
     // Cancel every client before revoking anything: revoking one client's lease frees its
     // locks, which would wake waiters of another client only to cut them off a moment later.
-    for inner in &clients {
-        inner.mark_closed();
+    for target in &targets {
+        target.cancel();
     }
     let closing = async move {
-        let revokes: Vec<_> = clients
-            .into_iter()
-            .map(|inner| {
-                let deadline = tokio::time::Instant::now() + inner.opts.request_timeout;
-                spawn(async move { inner.keeper.revoke_all(&inner.etcd, deadline).await })
-            })
-            .collect();
+        let revokes: Vec<_> = targets.into_iter().map(|target| spawn(target.release())).collect();
         for r in revokes {
             let _ = r.await;
         }

@@ -2,7 +2,7 @@
 //! and a fenced release.
 
 use crate::client::Client;
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::client::kv::Op;
 use crate::lease::Lease;
 use crate::lease::lost::{LostFlag, LostReason, LostSignal};
@@ -10,7 +10,7 @@ use crate::sync::monitor;
 use crate::runtime;
 use crate::sync::session::Use;
 use crate::watch::hub::Subscription;
-use etcd_client::{Compare, CompareOp, Txn, TxnOp};
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::time::Instant;
@@ -160,13 +160,22 @@ impl LockGuard {
                 )));
             }
         }
+        self.fenced(|| ops.iter().map(Op::to_txn_op).collect(), false).await
+    }
+
+    /// Writes `value` into this acquisition's own queue key, on its lease, only if it is still
+    /// held: what an election's `proclaim` is. Idempotent, so retried.
+    pub(crate) async fn rewrite_value(&self, value: &[u8]) -> Result<i64> {
+        crate::client::validate::check_lock_value(value)?;
+        let (key, lease) = (&self.shared.key, self.shared.lease.id());
+        self.fenced(|| vec![TxnOp::put(key.clone(), value, Some(PutOptions::new().with_lease(lease)))], true).await
+    }
+
+    /// `ops` in one Txn that applies only while this acquisition's key has its create revision.
+    async fn fenced(&self, ops: impl Fn() -> Vec<TxnOp>, idempotent: bool) -> Result<i64> {
         self.check_held()?;
-        let txn = || {
-            Txn::new()
-                .when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)])
-                .and_then(ops.iter().map(Op::to_txn_op).collect::<Vec<_>>())
-        };
-        let resp = self.shared.client.txn(txn, false).await?;
+        let txn = || Txn::new().when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)]).and_then(ops());
+        let resp = self.shared.client.txn(txn, idempotent).await?;
         if !resp.succeeded() {
             self.shared.mark_lost(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));
@@ -284,7 +293,7 @@ impl Shared {
                 let mut kv = rpc.kv.get();
                 async move {
                     let r = kv.txn(txn).await;
-                    if r.as_ref().is_err_and(crate::client::error::may_have_applied) {
+                    if r.as_ref().is_err_and(crate::error::may_have_applied) {
                         flag.store(true, Ordering::Release);
                     }
                     r

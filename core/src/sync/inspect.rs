@@ -1,7 +1,7 @@
 //! A lock's queue as etcd has it now: the holder and the waiters in order, each with its key,
 //! fencing token, lease, the lease's remaining TTL and the value its acquire attached.
 
-use crate::client::error::Result;
+use crate::error::Result;
 use crate::client::kv::KeyValue;
 use crate::client::validate;
 use crate::client::Client;

@@ -2,6 +2,7 @@
 //! nothing below imports from here. Per-client state of a recipe lives here too (see
 //! `client::Extension`), not in the client.
 
+pub(crate) mod election;
 pub(crate) mod guard;
 pub(crate) mod inspect;
 pub(crate) mod metrics;

@@ -6,8 +6,8 @@
 //! is still seen, resumes after a broken stream, and, when that start was compacted away,
 //! looks at the key itself: a delete in between is no longer in etcd's history.
 
-use crate::client::backoff::Backoff;
-use crate::client::error::{ErrorKind, Result};
+use crate::transport::backoff::Backoff;
+use crate::error::{ErrorKind, Result};
 use crate::client::Client;
 use crate::watch::hub::{EventType, Msg, Spec, Subscription};
 use etcd_client::GetOptions;

@@ -11,9 +11,9 @@
 //! The reads stay one round trip while the queue holds only waiters: each asks for one key,
 //! and only when that key turns out not to be a waiter does a paged read go past it.
 
-use crate::client::backoff::Backoff;
+use crate::transport::backoff::Backoff;
 use crate::client::Client;
-use crate::client::error::Result;
+use crate::error::Result;
 use crate::client::kv::KeyValue;
 use crate::lease::LeaseState;
 use crate::runtime;

@@ -34,7 +34,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_rustls::rustls::pki_types::ServerName;
 use tonic::Status;
-use crate::transport::fate::{self, Fate};
+use crate::error::fate::{self, Fate};
 use crate::transport::stats::ConnStats;
 use crate::transport::tls::Tls;
 

@@ -2,7 +2,7 @@
 //! TLS, and the connections per member that the lease and watch streams use. Public only for the
 //! benchmarks, which compare this channel with etcd-client's; not part of the API.
 
-pub(crate) mod fate;
+pub(crate) mod backoff;
 pub mod h2_channel;
 pub(crate) mod health;
 pub(crate) mod kv_pool;

@@ -6,8 +6,8 @@
 //! 15 s), and a lease or a waiting lock would pay for it. The stream's owner notices the silence
 //! (an unanswered keepalive, an unanswered progress request) and moves on with [`Paths::next`].
 
-use crate::client::backoff::retry;
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::transport::backoff::retry;
+use crate::error::{Error, ErrorKind, Result};
 use crate::transport::stats::ConnStats;
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,7 +82,7 @@ pub(crate) async fn single(eps: &[String], copts: &etcd_client::ConnectOptions, 
     crate::runtime::spawn(async move { retry(Some(deadline), connect).await })
         .await
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
-        .map_err(crate::client::connect_error)
+        .map_err(crate::error::unreachable)
 }
 
 /// Whether requests and streams carry etcd's `hasleader` metadata: always, except in the
@@ -95,16 +95,16 @@ fn require_leader() -> bool {
 }
 
 /// The options of every etcd-client connection of a client.
-pub(crate) fn connect_options(opts: &crate::ClientOptions) -> etcd_client::ConnectOptions {
+pub(crate) fn connect_options(connect_timeout: Duration, user: Option<&(String, String)>) -> etcd_client::ConnectOptions {
     let copts = etcd_client::ConnectOptions::new()
-        .with_connect_timeout(opts.connect_timeout)
+        .with_connect_timeout(connect_timeout)
         // Without it a member cut off from the leader keeps watch and keepalive streams open
         // but silent forever.
         .with_require_leader(require_leader())
         // etcd refuses client pings more often than every 5 s (GOAWAY "too many pings").
         .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
         .with_keep_alive_while_idle(true);
-    match &opts.user {
+    match user {
         Some((user, password)) => copts.with_user(user.clone(), password.clone()),
         None => copts,
     }

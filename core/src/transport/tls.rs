@@ -4,7 +4,7 @@
 //! Everything given here is read and checked when the client is made, so that a missing file or
 //! a malformed PEM is `InvalidArgument` naming it, before anything is sent.
 
-use crate::client::error::{Error, Result};
+use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

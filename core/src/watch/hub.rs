@@ -19,7 +19,7 @@
 //! subscriber re-subscribes from where it is). etcd answers creates in the order they were
 //! sent, which tells whose create a refusal without a watch ID was.
 
-use crate::client::error::{etcd_says, Error, ErrorKind, Says};
+use crate::error::{etcd_says, Error, ErrorKind, Says};
 pub(crate) use crate::watch::event::{EventType, WatchEvent};
 use crate::transport::health;
 use crate::transport::paths::Paths;
@@ -245,7 +245,7 @@ async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<Stream> {
         match tokio::time::timeout(SILENT, open).await.ok()? {
             Ok(stream) => return Some(stream.split()),
             // The member's connection carries an auth token that expired: a new one, once.
-            Err(e) if !refreshed && crate::client::error::stale_token(&e) => {
+            Err(e) if !refreshed && crate::error::stale_token(&e) => {
                 tokio::time::timeout(SILENT, etcd.refresh_token()).await.ok()?.ok()?;
             }
             Err(_) => return None,

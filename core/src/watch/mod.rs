@@ -6,9 +6,9 @@ mod channel;
 pub(crate) mod event;
 pub(crate) mod hub;
 
-use crate::client::backoff::Backoff;
+use crate::transport::backoff::Backoff;
 use crate::client::{closed_error, Client};
-use crate::client::error::{Error, Result};
+use crate::error::{Error, Result};
 use crate::client::validate;
 use crate::watch::hub::{Msg, Spec, Subscription, WatchEvent};
 use std::collections::VecDeque;

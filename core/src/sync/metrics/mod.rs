@@ -6,7 +6,7 @@ mod snapshot;
 
 pub use snapshot::{MetricEntry, MetricValue, Metrics};
 
-use crate::client::error::ErrorKind;
+use crate::error::ErrorKind;
 use crate::client::Client;
 use crate::lease::lost::LostReason;
 use crate::transport::stats::{ConnStats, Histogram};

@@ -14,7 +14,7 @@ use enqueue::Enqueued;
 use wait::Position;
 
 use crate::client::{closed_error, Client};
-use crate::client::error::{etcd_says, Error, ErrorKind, Result, Says};
+use crate::error::{etcd_says, Error, ErrorKind, Result, Says};
 use crate::sync::guard::LockGuard;
 use crate::sync::session::{Session, Use};
 use crate::client::kv::KeyValue;
@@ -25,7 +25,7 @@ use crate::sync::own_key::{OwnKey, WATCH_OWN_KEY_AFTER};
 use crate::sync::queue::{self, Toward};
 use crate::client::validate;
 use crate::watch::hub::{EventType, Msg, Spec, Subscription};
-use crate::client::backoff::Backoff;
+use crate::transport::backoff::Backoff;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -142,6 +142,10 @@ impl Mutex {
 
     pub fn name(&self) -> &[u8] {
         &self.name
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
     }
 
     /// Waits until the lock is held.

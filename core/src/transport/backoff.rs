@@ -1,6 +1,6 @@
 //! Exponential backoff with full jitter, and the retry loop for idempotent requests.
 
-use crate::client::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use rand::Rng;
 use std::future::Future;
 use std::time::Duration;

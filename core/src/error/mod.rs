@@ -1,5 +1,7 @@
 //! The one error type every binding maps: a small, closed set of kinds plus a message.
 
+pub(crate) mod fate;
+
 use std::fmt;
 
 /// What went wrong, as a small closed set shared by every binding (Python exception classes,
@@ -208,6 +210,16 @@ pub(crate) fn etcd_says(message: &str) -> Option<Says> {
     ETCD_SAYS.iter().find(|(m, _)| message.contains(m)).map(|(_, says)| *says)
 }
 
+/// What a failed connection attempt reports: a timeout there means etcd could not be reached.
+pub(crate) fn unreachable(e: Error) -> Error {
+    match e.kind() {
+        ErrorKind::Timeout | ErrorKind::Unavailable => {
+            Error::new(ErrorKind::Unavailable, format!("cannot reach etcd: {}", e.message()))
+        }
+        _ => e,
+    }
+}
+
 fn convert(e: &etcd_client::Error) -> Error {
     use etcd_client::Error as E;
     match e {
@@ -220,14 +232,14 @@ fn convert(e: &etcd_client::Error) -> Error {
 }
 
 /// Whether an Unavailable answer says that the request was not applied and never will be: the
-/// KV channel marks a request that never left ([`crate::transport::fate`]), tonic's channel (the
+/// KV channel marks a request that never left ([`crate::error::fate`]), tonic's channel (the
 /// streams') fails a call that way with these words before anything is written, and a member
 /// that knows no leader says so before the request reaches its handler. etcd's handlers report
 /// a proposal that failed otherwise ("leader changed", "request timed out"), and those may still
 /// be applied.
 fn never_proposed(status: &tonic::Status) -> bool {
     const TONIC_UNSENT: [&str; 2] = ["tcp connect error", "error trying to connect"];
-    crate::transport::fate::of(status).unsent()
+    crate::error::fate::of(status).unsent()
         || TONIC_UNSENT.iter().any(|m| status.message().contains(m))
         || matches!(etcd_says(status.message()), Some(Says::NoLeader | Says::ProposalDropped))
 }
@@ -246,7 +258,7 @@ fn from_status(status: &tonic::Status) -> Error {
         Code::Unavailable | Code::Aborted | Code::ResourceExhausted | Code::Unknown => {
             let mut e = Error::new(ErrorKind::Unavailable, msg);
             e.unsent = never_proposed(status);
-            e.permanent = crate::transport::fate::of(status).permanent();
+            e.permanent = crate::error::fate::of(status).permanent();
             e
         }
         Code::DeadlineExceeded => Error::new(ErrorKind::Timeout, msg),
@@ -303,7 +315,7 @@ mod tests {
 
     #[test]
     fn the_kv_channels_marks_say_unsent_and_permanent() {
-        use crate::transport::fate::{self, Fate};
+        use crate::error::fate::{self, Fate};
         let unsent = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::Unsent, "no connection")));
         assert!(unsent.is_unsent() && unsent.is_transient());
         let tls = Error::from(etcd_client::Error::GRpcStatus(fate::status(Fate::UnsentForGood, "bad certificate")));

@@ -1,6 +1,6 @@
-//! What a failure of the KV channel means for sending its request again, carried with the gRPC
-//! status (as metadata, which tonic passes on through etcd-client) to the client's error:
-//! messages are for people, and the classifier does not read ours.
+//! What a failure of the KV channel (transport/h2_channel.rs) means for sending its request
+//! again, carried with the gRPC status (as metadata, which tonic passes on through etcd-client)
+//! to the error classifier: messages are for people, and the classifier does not read ours.
 
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};

@@ -1,0 +1,121 @@
+//! Following an election's leader: the current one first, then every change, including "no
+//! leader", across reconnects and compaction.
+
+use super::{read_leader, Leader};
+use crate::client::{closed_error, Client};
+use crate::error::{ErrorKind, Result};
+use crate::transport::backoff::Backoff;
+use crate::watch::event::EventType;
+use crate::watch::{Watch, WatchOptions};
+
+/// Leader changes of one election, from [`Election::observe`](super::Election::observe).
+///
+/// The first [`next`](Observer::next) returns the current leader, each later one the next
+/// change: a new leader, a proclamation (same key, new value) or `None` when the last candidate
+/// went. Changes that come faster than they are read may be merged into the latest state,
+/// which is never skipped. A watch that breaks is resumed; one whose history was compacted away
+/// is replaced by a fresh read. `next` fails only when the client is closed (`Closed`) or etcd
+/// refuses the watch for good (e.g. `PermissionDenied`).
+///
+/// ```no_run
+/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// let mut observer = client.election("svc/leader", 10)?.observe();
+/// loop {
+///     match observer.next().await? {
+///         Some(leader) => println!("leader {}", String::from_utf8_lossy(&leader.value)),
+///         None => println!("no leader"),
+///     }
+/// }
+/// # }
+/// ```
+pub struct Observer {
+    client: Client,
+    prefix: Vec<u8>,
+    watch: Option<Watch>,
+    /// What the last `next` returned; `None` before the first.
+    last: Option<Option<Leader>>,
+    backoff: Backoff,
+}
+
+impl Observer {
+    pub(super) fn new(client: Client, prefix: Vec<u8>) -> Observer {
+        Observer { client, prefix, watch: None, last: None, backoff: Backoff::default() }
+    }
+
+    /// Waits for the next leader change (the current leader on the first call).
+    pub async fn next(&mut self) -> Result<Option<Leader>> {
+        loop {
+            self.client.check_open()?;
+            let Some(watch) = self.watch.as_mut() else {
+                let leader = match self.start().await {
+                    Ok(started) => started,
+                    Err(e) if e.is_unreachable() => {
+                        self.pause().await?;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                if let Some(changed) = self.report(leader) {
+                    return Ok(changed);
+                }
+                continue;
+            };
+            let event = match watch.next().await {
+                None => return Err(closed_error()),
+                Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
+                    // Whatever happened in the history we cannot see, a fresh read tells.
+                    self.watch = None;
+                    continue;
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(event)) => event,
+            };
+            self.backoff.reset();
+            let current = self.last.clone().flatten();
+            let next = match (&current, event.event_type) {
+                // A proclamation: the event has it all.
+                (Some(l), EventType::Put) if event.kv.key == l.key && event.kv.create_revision == l.revision => {
+                    Some(Leader { value: event.kv.value.clone(), ..l.clone() })
+                }
+                // A newer candidate, or another key under the prefix: no change of leader.
+                (Some(l), _) if event.kv.key != l.key => continue,
+                // The leader went or was replaced, or someone came while nobody led.
+                _ => match read_leader(&self.client, &self.prefix).await {
+                    Ok((leader, _)) => leader,
+                    Err(e) if e.is_unreachable() => {
+                        self.watch = None;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                },
+            };
+            if let Some(changed) = self.report(next) {
+                return Ok(changed);
+            }
+        }
+    }
+
+    /// Reads the leader and watches the prefix from just after that read.
+    async fn start(&mut self) -> Result<Option<Leader>> {
+        let (leader, revision) = read_leader(&self.client, &self.prefix).await?;
+        let opts = WatchOptions { prefix: true, start_revision: Some(revision + 1), prev_kv: false };
+        self.watch = Some(self.client.watch(self.prefix.clone(), opts).await?);
+        Ok(leader)
+    }
+
+    /// `leader` if it differs from what was last returned.
+    fn report(&mut self, leader: Option<Leader>) -> Option<Option<Leader>> {
+        if self.last.as_ref() == Some(&leader) {
+            return None;
+        }
+        self.last = Some(leader.clone());
+        Some(leader)
+    }
+
+    async fn pause(&mut self) -> Result<()> {
+        tokio::select! {
+            _ = tokio::time::sleep(self.backoff.next_delay()) => Ok(()),
+            _ = self.client.inner.closed.cancelled() => Err(closed_error()),
+        }
+    }
+}
