@@ -119,7 +119,11 @@ impl Mutex {
     ) -> Result<Enqueued> {
         let mut backoff = Backoff::default();
         loop {
-            match self.enqueue(key, lease, try_once, value).await {
+            let enqueued = match self.kind {
+                Kind::Exclusive => self.enqueue(key, lease, try_once, value).await,
+                Kind::Permits(n) => self.enqueue_permits(n, key, lease, try_once, value).await,
+            };
+            match enqueued {
                 Err(e) if e.is_unreachable() && !try_once => tokio::select! {
                     more = backoff.wait(deadline) => if !more {
                         return Err(e);
@@ -137,6 +141,8 @@ impl Mutex {
 pub(super) enum Enqueued {
     Held(i64),
     Waiting(i64, Position),
+    /// A semaphore's key waits (`permits.rs`).
+    Permits(i64, super::permits::Place),
     /// Try-once found the lock taken; `written`: our key is in etcd (and must go).
     Busy { written: bool },
 }

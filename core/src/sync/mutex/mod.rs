@@ -7,6 +7,7 @@
 
 mod cleanup;
 mod enqueue;
+pub(crate) mod permits;
 mod wait;
 
 use cleanup::PendingKey;
@@ -76,6 +77,16 @@ pub struct Mutex {
     name_hash: u64,
     prefix: Vec<u8>,
     leases: Leases,
+    kind: Kind,
+}
+
+/// Which rule decides when a queue key holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The oldest key holds: a mutex.
+    Exclusive,
+    /// The oldest N keys hold: a semaphore (`permits.rs`).
+    Permits(u32),
 }
 
 /// Whether a lock name's last enqueue on this client found others queued, which decides the
@@ -137,7 +148,7 @@ impl Mutex {
         client.check_open()?;
         let mut prefix = name.clone();
         prefix.push(b'/');
-        Ok(Mutex { client: client.clone(), name_hash: hash_name(&name), name: name.into(), prefix, leases })
+        Ok(Mutex { client: client.clone(), name_hash: hash_name(&name), name: name.into(), prefix, leases, kind: Kind::Exclusive })
     }
 
     pub fn name(&self) -> &[u8] {
@@ -146,6 +157,12 @@ impl Mutex {
 
     pub(crate) fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// This handle with another holding rule.
+    pub(crate) fn with_kind(mut self, kind: Kind) -> Mutex {
+        self.kind = kind;
+        self
     }
 
     /// Waits until the lock is held.
@@ -261,15 +278,10 @@ impl Mutex {
                 return Attempt::Done(Err(would_block()));
             }
             Ok(Enqueued::Busy { written: true }) => Err(would_block()),
-            Ok(Enqueued::Waiting(my_rev, pos)) => {
-                let wait = Box::pin(self.wait(key, my_rev, pos, &lease));
-                let closed = self.client.inner.closed.clone();
-                tokio::select! {
-                    r = wait => r.map(|sub| (my_rev, sub)),
-                    _ = sleep_until(deadline) => Err(self.timed_out()),
-                    _ = cancelled_opt(cancel) => Err(cancelled()),
-                    _ = closed.cancelled() => Err(closed_error()),
-                }
+            Ok(Enqueued::Waiting(my_rev, pos)) => self.bounded(Box::pin(self.wait(key, my_rev, pos, &lease)), my_rev, deadline, cancel).await,
+            Ok(Enqueued::Permits(my_rev, place)) => {
+                let Kind::Permits(n) = self.kind else { unreachable!("only a semaphore enqueues for permits") };
+                self.bounded(Box::pin(self.wait_permits(n, key, value, my_rev, place, &lease)), my_rev, deadline, cancel).await
             }
             Err(e) => Err(e),
         };
@@ -286,6 +298,23 @@ impl Mutex {
                 Err(e)
             }
         })
+    }
+
+    /// A wait for the key created at `my_rev`, cut short by the deadline, cancel and close.
+    async fn bounded(
+        &self,
+        wait: impl std::future::Future<Output = Result<Option<Subscription>>>,
+        my_rev: i64,
+        deadline: Option<Instant>,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<(i64, Option<Subscription>)> {
+        let closed = self.client.inner.closed.clone();
+        tokio::select! {
+            r = wait => r.map(|sub| (my_rev, sub)),
+            _ = sleep_until(deadline) => Err(self.timed_out()),
+            _ = cancelled_opt(cancel) => Err(cancelled()),
+            _ = closed.cancelled() => Err(closed_error()),
+        }
     }
 
     /// The lease for one acquisition, and whether it was just granted.
