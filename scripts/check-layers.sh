@@ -10,7 +10,7 @@ layers=(error runtime transport "client lease watch" sync)
 declare -A root=([Error]=error [ErrorKind]=error [Result]=error [Client]=client [ClientOptions]=client
     [KeyValue]=client [Op]=client [Lease]=lease [LostReason]=lease [LostSignal]=lease
     [Watch]=watch [WatchOptions]=watch [WatchEvent]=watch [EventType]=watch [Pem]=transport [TlsOptions]=transport
-    [LockGuard]=sync [Mutex]=sync [Election]=sync [Leader]=sync [Leadership]=sync [Observer]=sync [Semaphore]=sync [MAX_PERMITS]=sync [LockOptions]=sync [LockState]=sync [QueueEntry]=sync [Metrics]=sync)
+    [LockGuard]=sync [Mutex]=sync [Election]=sync [Leader]=sync [Leadership]=sync [Observer]=sync [Semaphore]=sync [MAX_PERMITS]=sync [RwLock]=sync [LockOptions]=sync [LockState]=sync [QueueEntry]=sync [Metrics]=sync)
 bad=0
 for i in "${!layers[@]}"; do
     files=()

@@ -120,8 +120,9 @@ impl Mutex {
         let mut backoff = Backoff::default();
         loop {
             let enqueued = match self.kind {
-                Kind::Exclusive => self.enqueue(key, lease, try_once, value).await,
+                Kind::Exclusive | Kind::Write => self.enqueue(key, lease, try_once, value).await,
                 Kind::Permits(n) => self.enqueue_permits(n, key, lease, try_once, value).await,
+                Kind::Read => self.enqueue_reader(key, lease, try_once, value).await,
             };
             match enqueued {
                 Err(e) if e.is_unreachable() && !try_once => tokio::select! {
@@ -141,8 +142,8 @@ impl Mutex {
 pub(super) enum Enqueued {
     Held(i64),
     Waiting(i64, Position),
-    /// A semaphore's key waits (`permits.rs`).
-    Permits(i64, super::permits::Place),
+    /// A semaphore's key or a reader's waits (`placed.rs`).
+    Placed(i64, super::placed::Place),
     /// Try-once found the lock taken; `written`: our key is in etcd (and must go).
     Busy { written: bool },
 }

@@ -8,6 +8,8 @@
 mod cleanup;
 mod enqueue;
 pub(crate) mod permits;
+mod placed;
+pub(crate) mod readers;
 mod wait;
 
 use cleanup::PendingKey;
@@ -87,6 +89,22 @@ pub(crate) enum Kind {
     Exclusive,
     /// The oldest N keys hold: a semaphore (`permits.rs`).
     Permits(u32),
+    /// A key holds while no older key is a writer's: a read-write lock's reader (`readers.rs`).
+    Read,
+    /// The oldest key holds, as for a mutex; its key says it is a writer's.
+    Write,
+}
+
+impl Kind {
+    /// What a key of this kind stores: the caller's value, after what tells the kinds apart.
+    fn stored<'a>(&self, value: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        match self {
+            Kind::Exclusive => value.into(),
+            Kind::Permits(n) => permits::encode(*n, value).into(),
+            Kind::Read => readers::encode(readers::Mode::Read, value).into(),
+            Kind::Write => readers::encode(readers::Mode::Write, value).into(),
+        }
+    }
 }
 
 /// Whether a lock name's last enqueue on this client found others queued, which decides the
@@ -201,7 +219,8 @@ impl Mutex {
         // revoked it): its enqueue then fails, and the acquire runs once more on a new lease.
         let acquired = async {
             let (lease, active, fresh) = self.take_lease(deadline).await?;
-            let value = opts.value.as_slice();
+            let stored = self.kind.stored(&opts.value);
+            let value = stored.as_ref();
             match self.acquire(lease, active, try_once, value, deadline, cancel).await {
                 Attempt::LeaseGone(_) if !fresh => {
                     let (lease, active, _) = self.take_lease(deadline).await?;
@@ -279,9 +298,8 @@ impl Mutex {
             }
             Ok(Enqueued::Busy { written: true }) => Err(would_block()),
             Ok(Enqueued::Waiting(my_rev, pos)) => self.bounded(Box::pin(self.wait(key, my_rev, pos, &lease)), my_rev, deadline, cancel).await,
-            Ok(Enqueued::Permits(my_rev, place)) => {
-                let Kind::Permits(n) = self.kind else { unreachable!("only a semaphore enqueues for permits") };
-                self.bounded(Box::pin(self.wait_permits(n, key, value, my_rev, place, &lease)), my_rev, deadline, cancel).await
+            Ok(Enqueued::Placed(my_rev, place)) => {
+                self.bounded(Box::pin(self.wait_placed(key, value, my_rev, place, &lease)), my_rev, deadline, cancel).await
             }
             Err(e) => Err(e),
         };

@@ -12,6 +12,7 @@
 //! `InvalidArgument`, its key deleted. N lives only in the participants' keys, so it changes
 //! once nobody holds or waits.
 
+use super::placed::{Place, Standing};
 use super::*;
 
 /// What a semaphore participant writes into its queue key: the permit count, then the value the
@@ -28,20 +29,6 @@ pub(crate) fn decode(value: &[u8]) -> Option<(u32, &[u8])> {
     let end = rest.iter().position(|&b| b == b';')?;
     let n = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
     Some((n, &rest[end + 1..]))
-}
-
-/// Where a participant stands, read at a revision.
-pub(super) struct Place {
-    pub(super) revision: i64,
-    pub(super) standing: Standing,
-}
-
-pub(super) enum Standing {
-    Holds,
-    /// The first waiter: it waits for any older key to go.
-    Head,
-    /// Behind the head: it waits for its predecessor to change.
-    Behind(KeyValue),
 }
 
 /// The oldest `limit` keys under a queue prefix (with values), created before `below` if given.
@@ -65,14 +52,15 @@ fn newest(below: Option<i64>) -> GetOptions {
 impl Mutex {
     /// One Txn: read the oldest N + 1 keys and the newest key, then put ours if absent. Ours is
     /// then the newest, so what was read is everything older than it. Idempotent, so retried.
+    /// `value` is what the key stores (see [`encode`]).
     pub(super) async fn enqueue_permits(&self, permits: u32, key: &[u8], lease: &Lease, try_once: bool, value: &[u8]) -> Result<Enqueued> {
         lease.check_usable()?;
-        let (prefix, lease_id, value) = (&self.prefix, lease.id(), encode(permits, value));
+        let (prefix, lease_id) = (&self.prefix, lease.id());
         let txn = || {
             Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([
                 TxnOp::get(prefix.clone(), Some(oldest(i64::from(permits) + 1, None))),
                 TxnOp::get(prefix.clone(), Some(newest(None))),
-                TxnOp::put(key, value.clone(), Some(PutOptions::new().with_lease(lease_id))),
+                TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id))),
             ])
         };
         let resp = self.client.txn(txn, true).await?;
@@ -93,18 +81,18 @@ impl Mutex {
             let Some(mine) = Box::pin(self.client.get(key)).await? else {
                 return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
             };
-            (mine.create_revision, Box::pin(self.place(permits, mine.create_revision)).await?)
+            (mine.create_revision, Box::pin(self.place_permits(permits, mine.create_revision)).await?)
         };
         Ok(match place.standing {
             Standing::Holds => Enqueued::Held(my_rev),
             _ if try_once => Enqueued::Busy { written: true },
-            _ => Enqueued::Permits(my_rev, place),
+            _ => Enqueued::Placed(my_rev, place),
         })
     }
 
     /// Where the key created at `my_rev` stands now: one read, two when more than N + 1 keys are
     /// older than it.
-    async fn place(&self, permits: u32, my_rev: i64) -> Result<Place> {
+    pub(super) async fn place_permits(&self, permits: u32, my_rev: i64) -> Result<Place> {
         let older = self.range(oldest(i64::from(permits) + 1, Some(my_rev))).await?;
         let revision = older.header().map_or(0, |h| h.revision());
         let older: Vec<KeyValue> = older.kvs().iter().map(KeyValue::from).collect();
@@ -115,20 +103,6 @@ impl Mutex {
             None
         };
         self.decide(permits, older, newest, my_rev, revision).await
-    }
-
-    /// [`Mutex::place`], read again while etcd does not answer, until the lease is lost.
-    async fn place_patiently(&self, permits: u32, my_rev: i64, lease: &Lease) -> Result<Place> {
-        let mut backoff = Backoff::default();
-        loop {
-            match self.place(permits, my_rev).await {
-                Err(e) if e.is_unreachable() => match lease.lost_reason() {
-                    Some(reason) => return Err(lost(reason)),
-                    None => tokio::time::sleep(backoff.next_delay()).await,
-                },
-                r => return r,
-            }
-        }
     }
 
     /// The standing of a key created at `my_rev`, given the oldest keys older than it (at most
@@ -146,7 +120,7 @@ impl Mutex {
             match decode(&kv.value) {
                 Some((n, _)) if n == permits => {}
                 found => {
-                    let found = found.map_or("a plain lock".to_string(), |(n, _)| format!("{n} permits"));
+                    let found = found.map_or("a lock of another kind".to_string(), |(n, _)| format!("{n} permits"));
                     return Err(Error::invalid(format!(
                         "semaphore {:?} is in use with {found}, not {permits}: every participant must give the same number (it can change once nobody holds or waits)",
                         String::from_utf8_lossy(&self.name)
@@ -187,82 +161,6 @@ impl Mutex {
                 _ => return Ok((older, newest, revision)),
             }
         }
-    }
-
-    async fn range(&self, o: GetOptions) -> Result<etcd_client::GetResponse> {
-        let prefix = self.prefix.clone();
-        self.client
-            .call(None, true, move |rpc| {
-                let (mut kv, prefix, o) = (rpc.kv.get(), prefix.clone(), o.clone());
-                async move { kv.get(prefix, Some(o)).await }
-            })
-            .await
-    }
-
-    /// Waits until fewer than N waiter keys are older than ours, then rewrites ours so that
-    /// the waiter behind it looks again. Returns the subscription on our own key, if one was
-    /// opened, for the guard to keep.
-    #[allow(clippy::too_many_arguments)] // one call site, in mod.rs
-    pub(super) async fn wait_permits(
-        &self,
-        permits: u32,
-        key: &[u8],
-        value: &[u8],
-        my_rev: i64,
-        mut place: Place,
-        lease: &Lease,
-    ) -> Result<Option<Subscription>> {
-        let hub = &self.client.inner.hub;
-        let mut own = OwnKey::new(&self.client, key.to_vec(), my_rev, Instant::now() + WATCH_OWN_KEY_AFTER, None);
-        let lease_lost = lease.lost();
-        let mut backoff = Backoff::default();
-        loop {
-            // From just after the read: nothing between the read and the watch is missed.
-            let spec = match &place.standing {
-                Standing::Holds => break,
-                Standing::Head => Spec { key: self.prefix.clone(), prefix: true, start_revision: place.revision + 1, prev_kv: true, only_deletes: true },
-                Standing::Behind(kv) => Spec { key: kv.key.clone(), prefix: false, start_revision: place.revision + 1, prev_kv: false, only_deletes: false },
-            };
-            let head = matches!(place.standing, Standing::Head);
-            let mut sub = hub.subscribe(spec);
-            loop {
-                tokio::select! {
-                    msg = sub.rx.recv() => match msg {
-                        Some(Msg::Created { .. }) => backoff.reset(),
-                        // The head looks again only when a key older than its own went.
-                        Some(Msg::Events(events)) if head && !events.iter().any(|e| e.prev_kv.as_ref().map_or(true, |p| p.create_revision < my_rev)) => {}
-                        Some(Msg::Events(_)) => break,
-                        Some(Msg::Failed(_)) | None => {
-                            tokio::time::sleep(backoff.next_delay()).await;
-                            break;
-                        }
-                    },
-                    _ = own.deleted() => return Err(lost(LostReason::KeyDeleted)),
-                    reason = lease_lost.wait() => return Err(lost(reason)),
-                }
-            }
-            place = self.place_patiently(permits, my_rev, lease).await?;
-        }
-        if let Some(reason) = lease.lost_reason() {
-            return Err(lost(reason));
-        }
-        self.touch(key, &encode(permits, value), my_rev, lease).await?;
-        Ok(own.into_subscription())
-    }
-
-    /// Rewrites our key as it is (fenced by its create revision): the waiter behind it watches
-    /// it, and now stands at the head.
-    async fn touch(&self, key: &[u8], value: &[u8], my_rev: i64, lease: &Lease) -> Result<()> {
-        let lease_id = lease.id();
-        let put = || {
-            Txn::new()
-                .when([Compare::create_revision(key, CompareOp::Equal, my_rev)])
-                .and_then([TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id)))])
-        };
-        if !self.client.txn(put, true).await?.succeeded() {
-            return Err(lost(LostReason::KeyDeleted));
-        }
-        Ok(())
     }
 }
 
