@@ -5,7 +5,8 @@
 
 use crate::errors::{closed, IntoPy};
 use crate::lease::NativeLease;
-use crate::lock::NativeLock;
+use crate::election::NativeObserver;
+use crate::lock::{Kind, NativeLock};
 use crate::op::{value, Op};
 use crate::watch::NativeWatch;
 use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Pem, Result, TlsOptions};
@@ -70,6 +71,16 @@ pub struct NativeClient {
 }
 
 impl NativeClient {
+    /// Any handle, its arguments checked at once (ValueError), connected or not.
+    fn handle(&self, name: &[u8], ttl: i64, kind: Kind, value: Option<&[u8]>) -> PyResult<NativeLock> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(name).py()?;
+        etcdlock::check_ttl(ttl).py()?;
+        let value = value.unwrap_or_default();
+        etcdlock::check_lock_value(value).py()?;
+        NativeLock::new(self.inner.clone(), name.to_vec(), ttl, kind, value.to_vec()).py()
+    }
+
     /// Zeros before the (lazy) connection: nothing was counted yet.
     fn snapshot(&self) -> etcdlock::Metrics {
         self.inner.connected().map(Client::metrics).unwrap_or_default()
@@ -214,10 +225,43 @@ impl NativeClient {
         self.inner.check().py()?;
         etcdlock::check_lock_name(name).py()?;
         etcdlock::check_ttl(ttl).py()?;
-        let value = value.unwrap_or_default();
-        etcdlock::check_lock_value(value).py()?;
-        let mutex = self.inner.connected().map(|c| c.mutex(name.to_vec(), ttl)).transpose().py()?;
-        Ok(NativeLock::new(self.inner.clone(), name.to_vec(), ttl, value.to_vec(), mutex))
+        self.handle(name, ttl, Kind::Mutex, value)
+    }
+
+    /// A handle that takes one of `permits` (1 to 1024) of the semaphore `name`.
+    #[pyo3(signature = (name, permits, ttl, value=None))]
+    fn semaphore(&self, name: &[u8], permits: u32, ttl: i64, value: Option<&[u8]>) -> PyResult<NativeLock> {
+        self.handle(name, ttl, Kind::Semaphore(permits), value)
+    }
+
+    /// A handle that reads (or with `write`, writes) the read-write lock `name`.
+    #[pyo3(signature = (name, ttl, write, value=None))]
+    fn rwlock(&self, name: &[u8], ttl: i64, write: bool, value: Option<&[u8]>) -> PyResult<NativeLock> {
+        self.handle(name, ttl, if write { Kind::Write } else { Kind::Read }, value)
+    }
+
+    /// A candidate of the election `name`, proposing `value`: holding is leading.
+    fn candidate(&self, name: &[u8], ttl: i64, value: &[u8]) -> PyResult<NativeLock> {
+        self.handle(name, ttl, Kind::Candidate, Some(value))
+    }
+
+    /// The leader of election `name`: `(value, key, revision, lease)`, or None.
+    fn leader(&self, name: &[u8], ttl: i64) -> PyResult<Op> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(name).py()?;
+        let (inner, name) = (self.inner.clone(), name.to_vec());
+        Ok(Op::new(async move {
+            let client = inner.get().await?;
+            let leader = client.election(name, ttl)?.leader().await?;
+            crate::election::leader_value(leader)
+        }))
+    }
+
+    /// An observer of election `name`'s leader; it starts with its first `next()`.
+    fn observe(&self, name: &[u8], ttl: i64) -> PyResult<NativeObserver> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(name).py()?;
+        Ok(NativeObserver::new(self.inner.clone(), name.to_vec(), ttl))
     }
 
     /// The queue of lock `name`: `(holder, waiters, revision)`, each entry a tuple

@@ -6,6 +6,7 @@
 
 mod bridge;
 mod client;
+mod election;
 mod errors;
 mod lease;
 mod lock;
@@ -54,6 +55,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<lease::NativeLease>()?;
     m.add_class::<watch::NativeWatch>()?;
+    m.add_class::<election::NativeObserver>()?;
     m.add_class::<op::Op>()?;
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;

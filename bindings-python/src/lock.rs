@@ -1,24 +1,70 @@
 //! A lock handle in the style of `threading.Lock`: one object, any number of threads or tasks
 //! acquiring it (each acquisition queues in etcd; they exclude each other), and at most one
-//! holding acquisition at a time, which `release()` releases from whichever thread.
+//! holding acquisition at a time, which `release()` releases from whichever thread. The same
+//! handle takes a semaphore's permit, a read-write lock's read or write, or an election's
+//! leadership: each is a queue key of the core's that holds by its own rule.
 
 use crate::bridge::Bridge;
 use crate::client::{bytes_value, ClientInner};
 use crate::errors::IntoPy;
 use crate::op::{value, Op, Undo};
-use etcdlock::{runtime, CancellationToken, Error, ErrorKind, LockGuard, LockOptions, LostSignal, Mutex, Result};
+use etcdlock::{runtime, CancellationToken, Client, Election, Error, ErrorKind, LockGuard, LockOptions, LostSignal, Mutex, Result, RwLock, Semaphore};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 
+/// What a handle acquires.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Mutex,
+    Semaphore(u32),
+    Read,
+    Write,
+    /// An election's candidate: holding is leading.
+    Candidate,
+}
+
+/// The core handle that acquires for one [`Kind`].
+enum Acquirer {
+    Mutex(Mutex),
+    Semaphore(Semaphore),
+    /// A read-write lock, and whether this handle writes.
+    Rw(RwLock, bool),
+    Election(Election),
+}
+
+impl Acquirer {
+    /// Checks the arguments as the core does; sends nothing.
+    pub fn new(client: &Client, name: &[u8], ttl: i64, kind: Kind) -> Result<Acquirer> {
+        let name = name.to_vec();
+        Ok(match kind {
+            Kind::Mutex => Acquirer::Mutex(client.mutex(name, ttl)?),
+            Kind::Semaphore(n) => Acquirer::Semaphore(client.semaphore(name, n, ttl)?),
+            Kind::Read | Kind::Write => Acquirer::Rw(client.rwlock(name, ttl)?, matches!(kind, Kind::Write)),
+            Kind::Candidate => Acquirer::Election(client.election(name, ttl)?),
+        })
+    }
+
+    async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
+        match self {
+            Acquirer::Mutex(m) => m.lock_with(opts).await,
+            Acquirer::Semaphore(s) => s.acquire_with(opts).await,
+            Acquirer::Rw(rw, false) => rw.read_with(opts).await,
+            Acquirer::Rw(rw, true) => rw.write_with(opts).await,
+            Acquirer::Election(e) => e.campaign_with(opts).await.map(etcdlock::Leadership::into_guard),
+        }
+    }
+}
+
 struct Shared {
     client: Arc<ClientInner>,
     name: Vec<u8>,
     ttl: i64,
+    kind: Kind,
     /// Stored in each acquisition's queue key (LockOptions::value).
     value: Vec<u8>,
-    mutex: OnceCell<Arc<Mutex>>,
+    acquirer: OnceCell<Arc<Acquirer>>,
     state: std::sync::Mutex<State>,
 }
 
@@ -43,10 +89,10 @@ impl Drop for Held {
 }
 
 impl Shared {
-    async fn mutex(&self) -> Result<Arc<Mutex>> {
+    async fn acquirer(&self) -> Result<Arc<Acquirer>> {
         let client = self.client.get().await?;
-        let m = self.mutex.get_or_try_init(|| async { client.mutex(self.name.clone(), self.ttl).map(Arc::new) }).await?;
-        Ok(m.clone())
+        let a = self.acquirer.get_or_try_init(|| async { Acquirer::new(&client, &self.name, self.ttl, self.kind).map(Arc::new) }).await?;
+        Ok(a.clone())
     }
 
     fn set_held(&self, guard: Arc<LockGuard>) {
@@ -72,12 +118,15 @@ pub struct NativeLock {
 }
 
 impl NativeLock {
-    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, value: Vec<u8>, mutex: Option<Mutex>) -> Self {
-        let cell = match mutex {
-            Some(m) => OnceCell::new_with(Some(Arc::new(m))),
+    /// Checks the arguments at once, as the core does, if the client is connected (else on
+    /// first use).
+    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, kind: Kind, value: Vec<u8>) -> Result<Self> {
+        let made = client.connected().map(|c| Acquirer::new(c, &name, ttl, kind)).transpose()?;
+        let acquirer = match made {
+            Some(a) => OnceCell::new_with(Some(Arc::new(a))),
             None => OnceCell::new(),
         };
-        NativeLock { shared: Arc::new(Shared { client, name, ttl, value, mutex: cell, state: Default::default() }) }
+        Ok(NativeLock { shared: Arc::new(Shared { client, name, ttl, kind, value, acquirer, state: Default::default() }) })
     }
 
     fn check(&self) -> Result<()> {
@@ -107,11 +156,11 @@ impl NativeLock {
         let fut = {
             let (shared, cancel, made) = (shared.clone(), cancel.clone(), made.clone());
             async move {
-                let mutex = shared.mutex().await?;
+                let acquirer = shared.acquirer().await?;
                 let opts = LockOptions { timeout, cancel: Some(cancel.clone()), value: shared.value.clone() };
                 // The core releases an acquisition that succeeds after `cancel` fired and fails
                 // it as Cancelled; one cancelled after this returns is reverted by `undo`.
-                match mutex.lock_with(opts).await {
+                match acquirer.lock_with(opts).await {
                     Ok(guard) => {
                         let guard = Arc::new(guard);
                         *made.lock().unwrap() = Some(guard.clone());
@@ -150,6 +199,18 @@ impl NativeLock {
             r?;
             value(())
         })
+    }
+
+    /// Replaces the value the holding acquisition's key carries (an election's proclamation);
+    /// returns the write's revision. `NotHeld`, nothing written, if it does not hold.
+    fn set_value(&self, value: &[u8]) -> Op {
+        let guard = match self.held_guard() {
+            Ok(Some(g)) => g,
+            Ok(None) => return Op::fail(Error::new(ErrorKind::NotHeld, "not held")),
+            Err(e) => return Op::fail(e),
+        };
+        let value = value.to_vec();
+        Op::new(async move { crate::op::value(guard.set_value(&value).await?) })
     }
 
     /// Cheap local check: an acquisition holds it, not released, not known lost.

@@ -1,4 +1,5 @@
-"""etcdlock: leases with keepalive, resilient watches and a fair, fenced mutex on etcd.
+"""etcdlock: leases with keepalive, resilient watches, and fair, fenced locks on etcd: a mutex,
+leader election, a semaphore and a read-write lock.
 
 Sync::
 
@@ -18,8 +19,11 @@ import atexit as _atexit
 
 from . import _native, _ports
 from ._aio import AsyncClient, AsyncLease, AsyncLock, AsyncWatch
-from ._common import LockState, QueueEntry, WatchEvent
+from ._aio_recipes import AsyncElection, AsyncLeadership, AsyncObserver, AsyncRWLock
+from ._args import MAX_PERMITS
+from ._common import Leader, LockState, QueueEntry, WatchEvent
 from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WrongContextError
+from ._recipes import Election, Leadership, Observer, RWLock
 from ._sync import Client, Lease, Lock, Watch
 
 __version__: str = _native.__version__
@@ -72,6 +76,16 @@ __all__ = [
     "AsyncLock",
     "AsyncLease",
     "AsyncWatch",
+    "Election",
+    "Leadership",
+    "Observer",
+    "RWLock",
+    "AsyncElection",
+    "AsyncLeadership",
+    "AsyncObserver",
+    "AsyncRWLock",
+    "Leader",
+    "MAX_PERMITS",
     "WatchEvent",
     "LockState",
     "QueueEntry",

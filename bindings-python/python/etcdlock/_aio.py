@@ -8,7 +8,7 @@ propagates."""
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -16,6 +16,9 @@ from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockVie
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
+
+if TYPE_CHECKING:
+    from ._aio_recipes import AsyncElection, AsyncRWLock
 
 
 async def _run(op: Any) -> Any:
@@ -100,6 +103,39 @@ class AsyncClient:
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
         return AsyncLock(self._n.lock(n, t, v), timeout)
+
+    def semaphore(
+        self,
+        name: BytesLike,
+        permits: int,
+        ttl: int = DEFAULT_TTL,
+        *,
+        timeout: Optional[float] = None,
+        value: Optional[BytesLike] = None,
+    ) -> "AsyncLock":
+        """A handle on the semaphore ``name`` with ``permits`` (see ``Client.semaphore``):
+        ``async with client.semaphore("jobs/slots", permits=3, timeout=5.0):``."""
+        _log.refresh()
+        n, p, t = _args.to_bytes(name, "name"), _args.permits(permits), _args.ttl(ttl)
+        _args.acquire_timeout(True, timeout)
+        v = None if value is None else _args.to_bytes(value, "value")
+        return AsyncLock(self._n.semaphore(n, p, t, v), timeout)
+
+    def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "AsyncRWLock":
+        """The read-write lock ``name`` (see ``Client.rwlock``)."""
+        from ._aio_recipes import AsyncRWLock
+
+        n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
+        self._n.rwlock(n, t, False)  # checks the name and TTL now
+        return AsyncRWLock(self._n, n, t)
+
+    def election(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "AsyncElection":
+        """The election ``name`` (see ``Client.election``)."""
+        from ._aio_recipes import AsyncElection
+
+        n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
+        self._n.candidate(n, t, b"")  # checks the name and TTL now
+        return AsyncElection(self._n, n, t)
 
     async def inspect(self, name: BytesLike) -> LockState:
         """The queue of lock ``name`` as etcd has it now (see ``Client.inspect``)."""

@@ -131,3 +131,15 @@ def _int64(value: object, what: str, expected: str) -> int:
         # Python's ints are unbounded; the core's are 64 bits.
         raise ValueError(f"{what} is out of range: {n}")
     return n
+
+
+#: The most permits a semaphore may have (the core's ``MAX_PERMITS``).
+MAX_PERMITS = 1024
+
+
+def permits(value: object) -> int:
+    """A semaphore's permit count: an int from 1 to ``MAX_PERMITS``."""
+    n = _int64(value, "permits", "an int")
+    if not 1 <= n <= MAX_PERMITS:
+        raise ValueError(f"permits must be 1 to {MAX_PERMITS}, got {n}")
+    return n

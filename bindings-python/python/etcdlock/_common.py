@@ -86,6 +86,24 @@ class LockState(NamedTuple):
     """The etcd revision the queue was read at."""
 
 
+class Leader(NamedTuple):
+    """An election's leader (``election.leader()``, ``election.observe()``): the candidate with
+    the lowest create revision."""
+
+    value: bytes
+    """The proposal: what ``campaign`` proposed, or the last ``proclaim``."""
+    key: bytes
+    """The leader's key, ``<name>/<lease hex>``."""
+    revision: int
+    """The key's create revision: the leader's fencing token, bigger in every later term."""
+    lease: int
+    """The lease the key is bound to."""
+
+
+def leader(raw: Any) -> Optional[Leader]:
+    return None if raw is None else Leader(*raw)
+
+
 def lock_state(raw: Any) -> LockState:
     holder, waiters, revision = raw
     return LockState(QueueEntry(*holder) if holder is not None else None, [QueueEntry(*w) for w in waiters], revision)

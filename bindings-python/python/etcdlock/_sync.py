@@ -5,7 +5,7 @@ that Ctrl-C raises ``KeyboardInterrupt`` promptly; an interrupted ``acquire()`` 
 lock queue (its cleanup finished) by the time the exception propagates."""
 
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -13,6 +13,9 @@ from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockVie
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
+
+if TYPE_CHECKING:
+    from ._recipes import Election, RWLock
 
 
 class Client:
@@ -76,6 +79,45 @@ class Client:
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
         return Lock(self._n.lock(n, t, v), timeout)
+
+    def semaphore(
+        self,
+        name: BytesLike,
+        permits: int,
+        ttl: int = DEFAULT_TTL,
+        *,
+        timeout: Optional[float] = None,
+        value: Optional[BytesLike] = None,
+    ) -> "Lock":
+        """A handle on the semaphore ``name``: each acquisition takes one of ``permits`` (1 to
+        1024), at most that many held at once across every client, served in arrival order.
+        The handle is a ``Lock`` (``with``, ``acquire``, fencing token, ``if_held=``). Every
+        participant must give the same ``permits``: one that gives another raises
+        ``ValueError`` when it acquires, and leaves nothing (the count can change once nobody
+        holds or waits)."""
+        _log.refresh()
+        n, p, t = _args.to_bytes(name, "name"), _args.permits(permits), _args.ttl(ttl)
+        _args.acquire_timeout(True, timeout)
+        v = None if value is None else _args.to_bytes(value, "value")
+        return Lock(self._n.semaphore(n, p, t, v), timeout)
+
+    def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "RWLock":
+        """The read-write lock ``name``: ``with rw.read(timeout=5.0):``, ``with rw.write():``."""
+        from ._recipes import RWLock
+
+        n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
+        self._n.rwlock(n, t, False)  # checks the name and TTL now
+        return RWLock(self._n, n, t)
+
+    def election(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "Election":
+        """The election ``name`` (candidates' keys on this client's lease of ``ttl`` seconds):
+        ``with election.campaign("node-1", timeout=5.0) as leadership:``, ``leader()``,
+        ``observe()``. Shares its keys with Go's ``concurrency.Election`` and ``etcdctl elect``."""
+        from ._recipes import Election
+
+        n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
+        self._n.candidate(n, t, b"")  # checks the name and TTL now
+        return Election(self._n, n, t)
 
     def inspect(self, name: BytesLike) -> LockState:
         """The queue of lock ``name`` as etcd has it now (whoever holds or waits: this client,

@@ -7,6 +7,7 @@ use crate::client::kv::Op;
 use crate::lease::Lease;
 use crate::lease::lost::{LostFlag, LostReason, LostSignal};
 use crate::sync::monitor;
+use crate::sync::mutex::Kind;
 use crate::runtime;
 use crate::sync::session::Use;
 use crate::watch::hub::Subscription;
@@ -48,6 +49,8 @@ pub(crate) struct Shared {
     pub monitored: AtomicBool,
     /// Keeps the client's shared lease from being swept until released.
     lease_use: std::sync::Mutex<Option<Use>>,
+    /// The rule the key held by, which says how it stores a value.
+    kind: Kind,
 }
 
 impl LockGuard {
@@ -61,6 +64,7 @@ impl LockGuard {
         lease: Lease,
         own_sub: Option<Subscription>,
         lease_use: Option<Use>,
+        kind: Kind,
     ) -> LockGuard {
         let shared = Arc::new(Shared {
             client,
@@ -75,6 +79,7 @@ impl LockGuard {
             acquired: Instant::now(),
             monitored: AtomicBool::new(false),
             lease_use: std::sync::Mutex::new(lease_use),
+            kind,
         });
         tracing::debug!(target: "etcdlock", lock = %shared.name(), token, lease = format_args!("{:x}", shared.lease.id()), "lock acquired");
         match own_sub {
@@ -163,12 +168,16 @@ impl LockGuard {
         self.fenced(|| ops.iter().map(Op::to_txn_op).collect(), false).await
     }
 
-    /// Writes `value` into this acquisition's own queue key, on its lease, only if it is still
-    /// held: what an election's `proclaim` is. Idempotent, so retried.
-    pub(crate) async fn rewrite_value(&self, value: &[u8]) -> Result<i64> {
+    /// Replaces the value this acquisition's queue key carries (what [`Client::inspect`]
+    /// shows; for an election, the leader's value), only while it is held: `NotHeld` and
+    /// nothing written otherwise. At most [`MAX_LOCK_VALUE_LEN`](crate::MAX_LOCK_VALUE_LEN)
+    /// bytes. Returns the write's revision. Idempotent, so retried.
+    ///
+    /// [`Client::inspect`]: crate::Client::inspect
+    pub async fn set_value(&self, value: &[u8]) -> Result<i64> {
         crate::client::validate::check_lock_value(value)?;
-        let (key, lease) = (&self.shared.key, self.shared.lease.id());
-        self.fenced(|| vec![TxnOp::put(key.clone(), value, Some(PutOptions::new().with_lease(lease)))], true).await
+        let (key, lease, stored) = (&self.shared.key, self.shared.lease.id(), self.shared.kind.stored(value));
+        self.fenced(|| vec![TxnOp::put(key.clone(), stored.as_ref(), Some(PutOptions::new().with_lease(lease)))], true).await
     }
 
     /// `ops` in one Txn that applies only while this acquisition's key has its create revision.

@@ -19,6 +19,12 @@ impl Leadership {
         Leadership { guard }
     }
 
+    /// The lock guard underneath: proclaiming is [`LockGuard::set_value`], resigning is
+    /// [`LockGuard::release`] (for bindings that keep one kind of handle).
+    pub fn into_guard(self) -> LockGuard {
+        self.guard
+    }
+
     /// The leader's key, `<name>/<lease hex>`.
     pub fn key(&self) -> &[u8] {
         self.guard.key()
@@ -53,7 +59,7 @@ impl Leadership {
     /// and `etcdctl elect -l` see), only while still leader: `NotHeld` with nothing written
     /// otherwise. Returns the write's revision.
     pub async fn proclaim(&self, value: impl AsRef<[u8]>) -> Result<i64> {
-        self.guard.rewrite_value(value.as_ref()).await
+        self.guard.set_value(value.as_ref()).await
     }
 
     /// Steps down: deletes the leader's key if it is still this one's (the next candidate

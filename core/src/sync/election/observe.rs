@@ -34,19 +34,22 @@ pub struct Observer {
     watch: Option<Watch>,
     /// What the last `next` returned; `None` before the first.
     last: Option<Option<Leader>>,
+    /// An event said the leader may have changed, and the read that tells is not done: a
+    /// `next` dropped during that read (cancelled) leaves it for the next call.
+    stale: bool,
     backoff: Backoff,
 }
 
 impl Observer {
     pub(super) fn new(client: Client, prefix: Vec<u8>) -> Observer {
-        Observer { client, prefix, watch: None, last: None, backoff: Backoff::default() }
+        Observer { client, prefix, watch: None, last: None, stale: false, backoff: Backoff::default() }
     }
 
     /// Waits for the next leader change (the current leader on the first call).
     pub async fn next(&mut self) -> Result<Option<Leader>> {
         loop {
             self.client.check_open()?;
-            let Some(watch) = self.watch.as_mut() else {
+            if self.watch.is_none() {
                 let leader = match self.start().await {
                     Ok(started) => started,
                     Err(e) if e.is_unreachable() => {
@@ -55,11 +58,26 @@ impl Observer {
                     }
                     Err(e) => return Err(e),
                 };
+                self.stale = false;
                 if let Some(changed) = self.report(leader) {
                     return Ok(changed);
                 }
                 continue;
-            };
+            }
+            if self.stale {
+                match read_leader(&self.client, &self.prefix).await {
+                    Ok((leader, _)) => {
+                        self.stale = false;
+                        if let Some(changed) = self.report(leader) {
+                            return Ok(changed);
+                        }
+                    }
+                    Err(e) if e.is_unreachable() => self.watch = None,
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
+            let Some(watch) = self.watch.as_mut() else { continue };
             let event = match watch.next().await {
                 None => return Err(closed_error()),
                 Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
@@ -72,25 +90,17 @@ impl Observer {
             };
             self.backoff.reset();
             let current = self.last.clone().flatten();
-            let next = match (&current, event.event_type) {
+            match (&current, event.event_type) {
                 // A proclamation: the event has it all.
                 (Some(l), EventType::Put) if event.kv.key == l.key && event.kv.create_revision == l.revision => {
-                    Some(Leader { value: event.kv.value.clone(), ..l.clone() })
+                    if let Some(changed) = self.report(Some(Leader { value: event.kv.value.clone(), ..l.clone() })) {
+                        return Ok(changed);
+                    }
                 }
                 // A newer candidate, or another key under the prefix: no change of leader.
-                (Some(l), _) if event.kv.key != l.key => continue,
-                // The leader went or was replaced, or someone came while nobody led.
-                _ => match read_leader(&self.client, &self.prefix).await {
-                    Ok((leader, _)) => leader,
-                    Err(e) if e.is_unreachable() => {
-                        self.watch = None;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                },
-            };
-            if let Some(changed) = self.report(next) {
-                return Ok(changed);
+                (Some(l), _) if event.kv.key != l.key => {}
+                // The leader went or was replaced, or someone came while nobody led: read.
+                _ => self.stale = true,
             }
         }
     }

@@ -7,12 +7,17 @@
 
 mod cleanup;
 mod enqueue;
+mod hints;
+mod kind;
 pub(crate) mod permits;
 mod placed;
 pub(crate) mod readers;
 mod wait;
 
 use cleanup::PendingKey;
+use hints::hash_name;
+pub(crate) use hints::QueueHints;
+pub(crate) use kind::Kind;
 use enqueue::Enqueued;
 use wait::Position;
 
@@ -30,7 +35,7 @@ use crate::client::validate;
 use crate::watch::hub::{EventType, Msg, Spec, Subscription};
 use crate::transport::backoff::Backoff;
 use etcd_client::{Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -80,54 +85,6 @@ pub struct Mutex {
     prefix: Vec<u8>,
     leases: Leases,
     kind: Kind,
-}
-
-/// Which rule decides when a queue key holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// The oldest key holds: a mutex.
-    Exclusive,
-    /// The oldest N keys hold: a semaphore (`permits.rs`).
-    Permits(u32),
-    /// A key holds while no older key is a writer's: a read-write lock's reader (`readers.rs`).
-    Read,
-    /// The oldest key holds, as for a mutex; its key says it is a writer's.
-    Write,
-}
-
-impl Kind {
-    /// What a key of this kind stores: the caller's value, after what tells the kinds apart.
-    fn stored<'a>(&self, value: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-        match self {
-            Kind::Exclusive => value.into(),
-            Kind::Permits(n) => permits::encode(*n, value).into(),
-            Kind::Read => readers::encode(readers::Mode::Read, value).into(),
-            Kind::Write => readers::encode(readers::Mode::Write, value).into(),
-        }
-    }
-}
-
-/// Whether a lock name's last enqueue on this client found others queued, which decides the
-/// shape of its next enqueue (see [`Mutex::enqueue`]). Kept per client, not per handle: the
-/// C and Node bindings make a handle per call. Names share 256 slots by hash: a collision
-/// costs a few microseconds, never correctness.
-pub(crate) struct QueueHints(Box<[AtomicBool]>);
-
-impl Default for QueueHints {
-    fn default() -> Self {
-        QueueHints((0..256).map(|_| AtomicBool::new(false)).collect())
-    }
-}
-
-impl QueueHints {
-    fn get(&self, name_hash: u64) -> &AtomicBool {
-        &self.0[name_hash as usize % self.0.len()]
-    }
-}
-
-fn hash_name(name: &[u8]) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-    BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
 }
 
 /// Where a handle's acquisitions get their lease.
@@ -309,7 +266,7 @@ impl Mutex {
                 pending.armed = false;
                 let key = std::mem::take(&mut pending.key);
                 let active = pending.active.take();
-                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, pending.slot, token, lease, own_sub, active))
+                Ok(LockGuard::new(self.client.clone(), self.name.clone(), key, pending.slot, token, lease, own_sub, active, self.kind))
             }
             Err(e) => {
                 Box::pin(self.cleanup(&mut pending, &lease)).await;
