@@ -22,6 +22,7 @@
 
 mod cpu;
 mod cycles;
+mod recipes;
 mod workloads;
 
 use std::time::Duration;

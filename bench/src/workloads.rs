@@ -64,6 +64,10 @@ pub enum Workload {
     LockMany(usize),
     /// N clients, one name.
     LockContended(usize),
+    /// N clients, one semaphore of P permits.
+    SemaphoreContended(usize, u32),
+    /// R reading and W writing clients, one read-write lock.
+    RwLockMixed(usize, usize),
     /// The raw loop (etcd-client's channel) over TLS with a client certificate, on the same etcd.
     RawUncontendedTls,
     RawManyTls(usize),
@@ -74,7 +78,7 @@ pub enum Workload {
 
 /// Every workload, in the order a run measures them: each `tls` row right after its plain twin,
 /// so that the two run seconds apart in every round.
-pub const ALL: [Workload; 14] = [
+pub const ALL: [Workload; 16] = [
     Workload::RawUncontended,
     Workload::RawUncontendedTls,
     Workload::RawUncontendedH2,
@@ -89,6 +93,8 @@ pub const ALL: [Workload; 14] = [
     Workload::LockManyTls(64),
     Workload::LockContended(4),
     Workload::LockContended(16),
+    Workload::SemaphoreContended(16, 4),
+    Workload::RwLockMixed(15, 1),
 ];
 
 pub struct Report {
@@ -139,6 +145,8 @@ impl Workload {
             Workload::ShapedMany(tasks) => format!("raw lock-shaped many ({tasks} tasks)"),
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
+            Workload::SemaphoreContended(clients, permits) => format!("semaphore contended ({clients} clients, {permits} permits)"),
+            Workload::RwLockMixed(readers, writers) => format!("rwlock ({readers} readers, {writers} writer)"),
             Workload::RawUncontendedTls => "tls raw uncontended".into(),
             Workload::RawManyTls(tasks) => format!("tls raw many ({tasks} tasks)"),
             Workload::LockUncontendedTls => "tls lock uncontended".into(),
@@ -170,6 +178,8 @@ pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
         Workload::LockUncontended => lock_many(endpoints, Default::default(), 1, dur).await,
         Workload::LockMany(tasks) => lock_many(endpoints, Default::default(), tasks, dur).await,
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
+        Workload::SemaphoreContended(clients, permits) => return crate::recipes::semaphore(endpoints, clients, permits, dur, w.name()).await,
+        Workload::RwLockMixed(readers, writers) => return crate::recipes::rwlock(endpoints, readers, writers, dur, w.name()).await,
         Workload::RawUncontendedTls => {
             let tls = target.tls(w);
             raw_loop(&tls.endpoints, 1, dur, Raw::Tls(tls)).await

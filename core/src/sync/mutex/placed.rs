@@ -1,14 +1,25 @@
 //! Waiting under the rules where more than one key may hold at once (a semaphore's permits, a
 //! read-write lock's readers): each wait is placed by a read, watches one key (or, for a
-//! semaphore's head waiter, the older part of the queue) from just after that read, and reads
-//! again when it changes.
+//! semaphore's head waiter, the older part of the queue), and reads again when it changes.
 
+use super::wait::{same_key, Rechecks};
 use super::*;
 
 /// Where a waiting key stands, read at a revision.
 pub(super) struct Place {
     pub(super) revision: i64,
     pub(super) standing: Standing,
+}
+
+impl Place {
+    /// Whether this place waits on the same thing as `other` (so the same watch serves).
+    fn same_wait(&self, other: &Place) -> bool {
+        match (&self.standing, &other.standing) {
+            (Standing::Head, Standing::Head) => true,
+            (Standing::Behind(a), Standing::Behind(b)) => same_key(&Some(a.clone()), b),
+            _ => false,
+        }
+    }
 }
 
 pub(super) enum Standing {
@@ -63,31 +74,53 @@ impl Mutex {
         let lease_lost = lease.lost();
         let mut backoff = Backoff::default();
         loop {
-            // From just after the read: nothing between the read and the watch is missed.
+            // Watched from "now", not from the read's revision: a watch that starts at an old
+            // revision waits in etcd's unsynced group for up to 100 ms. The gap between the
+            // read and the watch's start is closed by reading again when the watch started
+            // later, and in the watch's first 110 ms (see `wait.rs`, RECHECK_AFTER).
             let spec = match &place.standing {
                 Standing::Holds => break,
-                Standing::Head => Spec { key: self.prefix.clone(), prefix: true, start_revision: place.revision + 1, prev_kv: true, only_deletes: true },
-                Standing::Behind(kv) => Spec { key: kv.key.clone(), prefix: false, start_revision: place.revision + 1, prev_kv: false, only_deletes: false },
+                Standing::Head => Spec { key: self.prefix.clone(), prefix: true, start_revision: 0, prev_kv: true, only_deletes: true },
+                Standing::Behind(kv) => Spec { key: kv.key.clone(), prefix: false, start_revision: 0, prev_kv: false, only_deletes: false },
             };
             let head = matches!(place.standing, Standing::Head);
             let mut sub = hub.subscribe(spec);
-            loop {
+            let mut rechecks: Option<Rechecks> = None;
+            let next = loop {
                 tokio::select! {
+                    _ = sleep_until(rechecks.as_ref().and_then(Rechecks::next)) => {
+                        if let Some(r) = rechecks.as_mut() {
+                            r.done += 1;
+                        }
+                        let now = self.place_patiently(my_rev, lease).await?;
+                        if !now.same_wait(&place) {
+                            break now;
+                        }
+                    }
                     msg = sub.rx.recv() => match msg {
-                        Some(Msg::Created { .. }) => backoff.reset(),
+                        Some(Msg::Created { revision }) => {
+                            backoff.reset();
+                            rechecks = Some(Rechecks { created: Instant::now(), done: 0 });
+                            if revision > place.revision {
+                                let now = self.place_patiently(my_rev, lease).await?;
+                                if !now.same_wait(&place) {
+                                    break now;
+                                }
+                            }
+                        }
                         // The head looks again only when a key older than its own went.
                         Some(Msg::Events(events)) if head && !events.iter().any(|e| e.prev_kv.as_ref().map_or(true, |p| p.create_revision < my_rev)) => {}
-                        Some(Msg::Events(_)) => break,
+                        Some(Msg::Events(_)) => break self.place_patiently(my_rev, lease).await?,
                         Some(Msg::Failed(_)) | None => {
                             tokio::time::sleep(backoff.next_delay()).await;
-                            break;
+                            break self.place_patiently(my_rev, lease).await?;
                         }
                     },
                     _ = own.deleted() => return Err(lost(LostReason::KeyDeleted)),
                     reason = lease_lost.wait() => return Err(lost(reason)),
                 }
-            }
-            place = self.place_patiently(my_rev, lease).await?;
+            };
+            place = next;
         }
         if let Some(reason) = lease.lost_reason() {
             return Err(lost(reason));

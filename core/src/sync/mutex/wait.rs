@@ -151,7 +151,7 @@ pub(super) struct Rechecks {
 }
 
 impl Rechecks {
-    fn next(&self) -> Option<Instant> {
+    pub(super) fn next(&self) -> Option<Instant> {
         RECHECK_AFTER.get(self.done).map(|d| self.created + *d)
     }
 }
