@@ -3,7 +3,8 @@
 // (native.js) that adds what is idiomatic in Node and nothing else — argument checks that throw
 // before anything is sent, AbortSignal, `Symbol.asyncDispose`, async iteration, and Error objects
 // with a stable `code`. All behaviour (leases, keepalive, fair fenced locking, resilient watches)
-// lives in the Rust core. `index.d.ts` is generated from the JSDoc here (`npm run types`).
+// lives in the Rust core (the election, semaphore and read-write lock too: each acquisition is a
+// Lock). `index.d.ts` is generated from the JSDoc here (`npm run types`).
 
 const native = require('./native.js');
 const log = require('./log.js');
@@ -81,6 +82,12 @@ class AbortError extends Error {
 let forget;
 /** @type {(lease: Lease) => any} */
 let leaseNative;
+/** @type {(lock: Lock) => any} */
+let lockNative;
+/** @type {(client: Client) => Promise<any>} */
+let clientNative;
+/** @type {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} */
+let acquireWith;
 
 /** @param {string} message */
 function invalid(message) {
@@ -211,6 +218,54 @@ function toTls(v) {
   return t;
 }
 
+/**
+ * The most permits a semaphore may have (1024, the core's `MAX_PERMITS`).
+ * @type {number}
+ */
+const MAX_PERMITS = native.maxPermits();
+
+/** A semaphore's permit count: a whole number from 1 to MAX_PERMITS. */
+function toPermits(v) {
+  if (v === undefined) throw invalid(`permits is required (a whole number from 1 to ${MAX_PERMITS})`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > MAX_PERMITS) {
+    throw invalid(`permits must be a whole number from 1 to ${MAX_PERMITS}, got ${describe(v)}`);
+  }
+  return v;
+}
+
+/**
+ * An acquire's `timeout`, `signal` and `value` (as `lock()` takes them). `fixed` names the
+ * options that belong to the handle instead (`ttl` of `client.rwlock()`, `value` of
+ * `campaign(value)`): giving them here would be silently ignored, so it is INVALID_ARGUMENT.
+ * @param {Record<string, any>} o
+ * @param {string[]} fixed
+ * @param {string} where
+ */
+function acquireOptions(o, fixed, where) {
+  for (const k of fixed) {
+    if (o[k] !== undefined) throw invalid(`${k} is not an option of ${where}`);
+  }
+  return {
+    timeout: toMillis(o.timeout, 'timeout'),
+    signal: toSignal(o.signal),
+    value: o.value === undefined || fixed.includes('value') ? undefined : toBytes(o.value, 'value'),
+  };
+}
+
+/** Name and TTL of a handle made synchronously (`client.election()`, `client.rwlock()`), checked as core checks a lock's. */
+function checkHandle(name, options) {
+  // A copy: the handle keeps the name, which the caller's Buffer must not change later.
+  const n = Buffer.from(toBytes(name, 'name'));
+  const o = toOptions(options, 'options');
+  const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
+  try {
+    native.checkName(n, ttl);
+  } catch (e) {
+    throw fromNative(e);
+  }
+  return { n, ttl };
+}
+
 function toCallback(v) {
   if (typeof v !== 'function') throw invalid(`callback must be a function, got ${describe(v)}`);
   return v;
@@ -314,8 +369,8 @@ class Lock {
   /** @type {LostCallbacks | null} */ #lost = null;
 
   /**
-   * Not constructed directly: {@link Client#lock} returns one.
-   * @private
+   * Not constructed directly: {@link Client#lock} returns one (protected: {@link Leadership} is one too).
+   * @protected
    * @param {any} nativeLock
    * @param {Client} client
    */
@@ -324,6 +379,10 @@ class Lock {
     this.#client = client;
     // Only the token is read eagerly: lock/release loops should pay for nothing else.
     this.#token = nativeLock.fencingToken;
+  }
+
+  static {
+    lockNative = (lock) => lock.#native;
   }
 
   /** The fencing token: strictly greater than every earlier holder's (create revision of the key). */
@@ -406,6 +465,288 @@ class Lock {
   /** `await using lock = await client.lock(...)` releases it (unless already released). */
   async [Symbol.asyncDispose]() {
     if (!this.#released) await this.release();
+  }
+}
+
+// ------------------------------------------------- Election, semaphore, rwlock ---
+
+/**
+ * An election's leader as etcd has it: the candidate with the lowest create revision.
+ * @typedef {object} Leader
+ * @property {Buffer} value the proposal: the value given to `campaign()` or the last `proclaim()`
+ * @property {Buffer} key the leader's key, `<name>/<lease hex>`
+ * @property {bigint} revision the key's create revision: the leader's fencing token, greater than every earlier leader's
+ * @property {bigint} lease the lease the key is bound to
+ */
+
+/**
+ * Leading an election, from {@link Election#campaign}: a {@link Lock} that is held while this
+ * candidate leads (fencing token, `onLost`, `ifHeld` guarded writes), plus `proclaim()` and
+ * `resign()`. `await using` resigns at the end of the block.
+ */
+class Leadership extends Lock {
+  /**
+   * Cheap local check: still leading (not resigned, not known lost). Same as `isHeld()`.
+   * @returns {boolean}
+   */
+  isLeader() {
+    return this.isHeld();
+  }
+
+  /**
+   * Replaces the leader's value (what `leader()`, observers and `etcdctl elect -l` see), only
+   * while still leading: rejects `NOT_HELD`, writing nothing, otherwise.
+   * @param {Bytes} value at most 4096 bytes
+   * @returns {Promise<bigint>} the revision of the write
+   */
+  async proclaim(value) {
+    const v = toBytes(value, 'value');
+    try {
+      return await lockNative(this).setValue(v);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Steps down (fenced: deletes the leader's key only if it is still this one's; the next
+   * candidate leads). Rejects `NOT_HELD` if already resigned or lost. Same as `release()`.
+   * @returns {Promise<void>}
+   */
+  async resign() {
+    await this.release();
+  }
+}
+
+/**
+ * @typedef {object} CampaignOptions
+ * @property {number} [timeout] ms to wait; 0 = only if nobody leads or campaigns (`WOULD_BLOCK` otherwise); omitted = forever
+ * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the candidate's key
+ */
+
+/**
+ * The election `name`, from {@link Client#election}: campaign, read the leader, observe it.
+ * Candidates are queue keys of the fair lock (`<name>/<lease hex>`, the proposal as the value),
+ * the same keys as etcd's Go `concurrency.Election` and `etcdctl elect`. Creating it sends
+ * nothing.
+ */
+class Election {
+  /** @type {Client} */ #client;
+  /** @type {Buffer} */ #name;
+  /** @type {number} */ #ttl;
+
+  /**
+   * Not constructed directly: {@link Client#election} returns one.
+   * @private
+   * @param {Client} client
+   * @param {Buffer} name
+   * @param {number} ttl
+   */
+  constructor(client, name, ttl) {
+    this.#client = client;
+    this.#name = name;
+    this.#ttl = ttl;
+  }
+
+  /** The election's name. @type {Buffer} */
+  get name() {
+    return Buffer.from(this.#name);
+  }
+
+  /**
+   * Waits to lead, proposing `value`; resolves to the {@link Leadership}. Rejects
+   * `LOCK_TIMEOUT` (timeout passed), `WOULD_BLOCK` (timeout 0 and someone leads or
+   * campaigns), `LOCK_LOST` (this candidate's lease or key went while it waited), an
+   * AbortError (signal aborted), `CLOSED`; in every case the candidate's key is gone by then.
+   * @param {Bytes} value the proposal, at most 4096 bytes
+   * @param {CampaignOptions} [options]
+   * @returns {Promise<Leadership>}
+   */
+  async campaign(value, options) {
+    log.refresh(native);
+    const v = toBytes(value, 'value');
+    const o = toOptions(options, 'options');
+    const { timeout, signal } = acquireOptions(o, ['ttl', 'value'], 'campaign() (the ttl is the election\'s, the value its first argument)');
+    const [n, ttl, client] = [this.#name, this.#ttl, this.#client];
+    return acquireWith(client, signal, (c, token) => c.campaign(n, ttl, v, timeout, token), (nl) => new Leadership(nl, client));
+  }
+
+  /**
+   * The current leader, or null when nobody campaigns. Changes nothing.
+   * @returns {Promise<Leader | null>}
+   */
+  async leader() {
+    const c = await clientNative(this.#client);
+    try {
+      return (await c.leader(this.#name, this.#ttl)) ?? null;
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Follows the leader: an async iterable of {@link Leader} (or null when nobody leads),
+   * starting with the current state, then one per change (a new leader, a proclamation, null
+   * when the last candidate goes; a new candidate behind the leader is no change), across
+   * reconnects and compaction. Ends when closed (`close()`, leaving a `for await` loop) or when
+   * the client closes. Sends nothing until iterated.
+   * @returns {Observer}
+   */
+  observe() {
+    const [n, ttl] = [this.#name, this.#ttl];
+    return new Observer(clientNative(this.#client).then((c) => c.observe(n, ttl)));
+  }
+}
+
+/**
+ * Leader changes of an election, from {@link Election#observe}: `for await (const leader of
+ * observer)`, each a {@link Leader} or null (no leader). Changes that come faster than they are
+ * read may be merged into the latest state, which is never skipped.
+ * @implements {AsyncIterableIterator<Leader | null>}
+ */
+class Observer {
+  /** @type {any} */ #native = null;
+  /** @type {Promise<void>} */ #ready;
+  #closed = false;
+  /** @type {unknown} */ #error = null;
+  /** One native read at a time, in the order next() was called. @type {Promise<unknown>} */
+  #chain = Promise.resolve();
+
+  /**
+   * Not constructed directly: {@link Election#observe} returns one.
+   * @private
+   * @param {Promise<any>} nativeObserver
+   */
+  constructor(nativeObserver) {
+    this.#ready = nativeObserver.then(
+      (o) => {
+        this.#native = o;
+        if (this.#closed) o.close();
+      },
+      (e) => {
+        this.#error = fromNative(e);
+      },
+    );
+  }
+
+  /**
+   * The next change (the current leader on the first call); done once closed or the client
+   * closed. Rejects `CLOSED` if the client was closed before the observer started.
+   * @returns {Promise<IteratorResult<Leader | null, undefined>>}
+   */
+  next() {
+    const r = this.#chain.then(() => this.#read());
+    this.#chain = r.catch(() => {});
+    return r;
+  }
+
+  /** @returns {Promise<IteratorResult<Leader | null, undefined>>} */
+  async #read() {
+    await this.#ready;
+    if (this.#error) throw this.#error;
+    if (this.#closed) return { value: undefined, done: true };
+    let change;
+    try {
+      change = await this.#native.next();
+    } catch (e) {
+      this.#error = fromNative(e);
+      this.#closed = true;
+      throw this.#error;
+    }
+    if (change == null || this.#closed) {
+      this.#closed = true;
+      return { value: undefined, done: true };
+    }
+    return { value: change.leader ?? null, done: false };
+  }
+
+  /**
+   * Ends a `for await` loop early: closes the observer.
+   * @returns {Promise<IteratorReturnResult<undefined>>}
+   */
+  async return() {
+    this.close();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Stops observing; a pending `next()` resolves done. Idempotent. */
+  close() {
+    this.#closed = true;
+    if (this.#native) this.#native.close();
+  }
+
+  async [Symbol.asyncDispose]() {
+    this.close();
+  }
+}
+
+/**
+ * @typedef {object} AcquireOptions
+ * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if taken); omitted = forever
+ * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ * @property {Bytes} [value] stored in the queue key for `inspect()` to show; at most 4096 bytes
+ */
+
+/**
+ * The read-write lock `name`, from {@link Client#rwlock}: readers hold together, a writer
+ * alone, served in arrival order (a reader never overtakes a writer that queued first). A
+ * plain `client.lock(name)` (or `etcdctl lock`) on the same name counts as a writer. Creating it
+ * sends nothing.
+ */
+class RwLock {
+  /** @type {Client} */ #client;
+  /** @type {Buffer} */ #name;
+  /** @type {number} */ #ttl;
+
+  /**
+   * Not constructed directly: {@link Client#rwlock} returns one.
+   * @private
+   * @param {Client} client
+   * @param {Buffer} name
+   * @param {number} ttl
+   */
+  constructor(client, name, ttl) {
+    this.#client = client;
+    this.#name = name;
+    this.#ttl = ttl;
+  }
+
+  /** The lock's name. @type {Buffer} */
+  get name() {
+    return Buffer.from(this.#name);
+  }
+
+  /**
+   * Acquires a read; resolves to the held {@link Lock} once no writer holds or waits ahead of
+   * it. Rejects as `client.lock()` does.
+   * @param {AcquireOptions} [options]
+   * @returns {Promise<Lock>}
+   */
+  async read(options) {
+    return this.#acquire(false, options);
+  }
+
+  /**
+   * Acquires the write; resolves to the held {@link Lock} once everyone ahead of it is gone.
+   * Rejects as `client.lock()` does.
+   * @param {AcquireOptions} [options]
+   * @returns {Promise<Lock>}
+   */
+  async write(options) {
+    return this.#acquire(true, options);
+  }
+
+  /** @param {boolean} write @param {unknown} options @returns {Promise<Lock>} */
+  async #acquire(write, options) {
+    log.refresh(native);
+    const o = toOptions(options, 'options');
+    const { timeout, signal, value } = acquireOptions(o, ['ttl'], `${write ? 'write' : 'read'}() (the ttl is client.rwlock()'s)`);
+    const [n, ttl, client] = [this.#name, this.#ttl, this.#client];
+    return acquireWith(client, signal, (c, token) => c.rwlock(n, ttl, write, timeout, token, value), (nl) => new Lock(nl, client));
   }
 }
 
@@ -656,6 +997,21 @@ class Watch {
  */
 
 /**
+ * @typedef {object} SemaphoreOptions
+ * @property {number} permits holders at most, 1 to 1024; every participant of the name must give the same
+ * @property {number} [ttl] lease TTL in whole seconds (default 10)
+ * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if no permit is free); omitted = forever
+ * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
+ * @property {Bytes} [value] stored in the queue key for `inspect()` to show; at most 4096 bytes
+ */
+
+/**
+ * Options of {@link Client#election} and {@link Client#rwlock}.
+ * @typedef {object} HandleOptions
+ * @property {number} [ttl] lease TTL in whole seconds of every acquisition (default 10)
+ */
+
+/**
  * One acquisition in a lock's queue.
  * @typedef {object} QueueEntry
  * @property {Buffer} key the queue key, `<name>/<lease hex>[-n]`
@@ -797,6 +1153,67 @@ class Client {
     const timeout = toMillis(o.timeout, 'timeout');
     const signal = toSignal(o.signal);
     const value = o.value === undefined ? undefined : toBytes(o.value, 'value');
+    return this.#acquire(signal, (c, token) => c.lock(n, ttl, timeout, token, value), (nl) => new Lock(nl, this));
+  }
+
+  /**
+   * Takes one of `permits` of the fair semaphore `name` (at most that many holders at once,
+   * across every client, served in arrival order); resolves to the held {@link Lock} (its own
+   * fencing token, `onLost`, `ifHeld` guarded writes, `release()`). Every participant of the
+   * name must give the same `permits`: one that gives another rejects `INVALID_ARGUMENT`
+   * (naming the count in use) and leaves nothing; the count can change once nobody holds or
+   * waits. Otherwise rejects as `lock()` does.
+   * @param {Bytes} name
+   * @param {SemaphoreOptions} options
+   * @returns {Promise<Lock>}
+   */
+  async semaphore(name, options) {
+    log.refresh(native);
+    const n = toBytes(name, 'name');
+    const o = toOptions(options, 'options');
+    const permits = toPermits(o.permits);
+    const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
+    const { timeout, signal, value } = acquireOptions(o, [], 'semaphore()');
+    return this.#acquire(signal, (c, token) => c.semaphore(n, permits, ttl, timeout, token, value), (nl) => new Lock(nl, this));
+  }
+
+  /**
+   * The read-write lock `name`: `read(options)` and `write(options)` resolve to a held
+   * {@link Lock}, with `lock()`'s options except `ttl`, which is given here. Throws
+   * `INVALID_ARGUMENT` for a bad name or TTL; sends nothing.
+   * @param {Bytes} name
+   * @param {HandleOptions} [options]
+   * @returns {RwLock}
+   */
+  rwlock(name, options) {
+    const { n, ttl } = checkHandle(name, options);
+    return new RwLock(this, n, ttl);
+  }
+
+  /**
+   * The election `name` (candidates' keys on this client's shared lease of `ttl` seconds):
+   * `campaign(value, options)`, `leader()`, `observe()`. Shares its keys with etcd's Go
+   * `concurrency.Election` and `etcdctl elect`. Throws `INVALID_ARGUMENT` for a bad name or
+   * TTL; sends nothing.
+   * @param {Bytes} name
+   * @param {HandleOptions} [options]
+   * @returns {Election}
+   */
+  election(name, options) {
+    const { n, ttl } = checkHandle(name, options);
+    return new Election(this, n, ttl);
+  }
+
+  /**
+   * Any acquire (a lock, a permit, a read or write, a campaign): AbortSignal, the error
+   * conversion and ownership, the same for all.
+   * @template {Lock} L
+   * @param {AbortSignal | undefined} signal
+   * @param {(c: any, token: any) => Promise<any>} start
+   * @param {(n: any) => L} wrap
+   * @returns {Promise<L>}
+   */
+  async #acquire(signal, start, wrap) {
     if (signal && signal.aborted) throw abortError(signal);
     const client = await this.#client();
     let token;
@@ -808,7 +1225,7 @@ class Client {
     }
     let lock;
     try {
-      lock = new Lock(await client.lock(n, ttl, timeout, token, value), this);
+      lock = wrap(await start(client, token));
     } catch (e) {
       if (signal && signal.aborted && e && e.code === 'CANCELLED') throw abortError(signal);
       throw fromNative(e);
@@ -885,7 +1302,7 @@ class Client {
    * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
    * @param {Bytes} key
    * @param {Bytes} value
-   * @param {{ lease?: Lease, ifHeld?: Lock }} [options]
+   * @param {{ lease?: Lease, ifHeld?: Lock }} [options] `ifHeld`: a lock, a permit, a read or write, or a leadership
    * @returns {Promise<bigint>} the revision of the write
    */
   async put(key, value, options) {
@@ -894,7 +1311,7 @@ class Client {
     const o = toOptions(options, 'options');
     const lease = o.lease === undefined || o.lease === null ? undefined : checkLease(o.lease);
     if (o.ifHeld !== undefined && o.ifHeld !== null) {
-      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock, got ${describe(o.ifHeld)}`);
+      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership), got ${describe(o.ifHeld)}`);
       await this.#client();
       return o.ifHeld.put(k, v, { lease });
     }
@@ -978,6 +1395,8 @@ class Client {
 
   static {
     forget = (client, obj) => client.#owned.delete(obj);
+    clientNative = (client) => client.#client();
+    acquireWith = (client, signal, start, wrap) => client.#acquire(signal, start, wrap);
   }
 }
 
@@ -991,4 +1410,4 @@ class Client {
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, MAX_PERMITS };

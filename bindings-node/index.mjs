@@ -1,5 +1,5 @@
 // ESM entry: the same objects as the CommonJS entry (one native addon instance per process).
 import etcdlock from './index.js';
 
-export const { Client, Lock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin } = etcdlock;
+export const { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, MAX_PERMITS } = etcdlock;
 export default etcdlock;

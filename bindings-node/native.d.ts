@@ -11,6 +11,22 @@ export declare class NativeClient {
   static connect(opts: ConnectOptions): Promise<NativeClient>
   /** Acquires `name`: `timeoutMs` absent = wait forever, 0 = try once. */
   lock(name: Uint8Array, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
+  /**
+   * Takes one of `permits` of the semaphore `name` (core checks 1 to MAX_PERMITS, and that
+   * the participants agree): options as `lock`'s.
+   */
+  semaphore(name: Uint8Array, permits: number, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
+  /** Reads (or with `write`, writes) the read-write lock `name`: options as `lock`'s. */
+  rwlock(name: Uint8Array, ttl: number, write: boolean, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
+  /**
+   * Campaigns in the election `name`, proposing `value`; resolves once leading. The
+   * leadership is a lock whose `setValue` proclaims and whose `release` resigns.
+   */
+  campaign(name: Uint8Array, ttl: number, value: Uint8Array, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null): Promise<NativeLock>
+  /** The leader of the election `name` now, or null. */
+  leader(name: Uint8Array, ttl: number): Promise<NativeLeader | undefined | null>
+  /** An observer of the election `name` (sends nothing until its first `next()`). */
+  observe(name: Uint8Array, ttl: number): NativeObserver
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
   /** This client's metrics now (no I/O). */
@@ -54,8 +70,23 @@ export declare class NativeLock {
    * lock had been lost, which onLost reports).
    */
   release(): Promise<undefined>
+  /**
+   * Replaces the value the queue key carries (an election's proclamation), only while
+   * held: `NOT_HELD`, nothing written, otherwise. Resolves to the write's revision.
+   */
+  setValue(value: Uint8Array): Promise<bigint>
   /** Fenced put: written only if this lock is still held (core `LockGuard::txn`). */
   put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
+}
+
+export declare class NativeObserver {
+  /**
+   * The next change (the current leader first), or `null` once closed (this observer or
+   * the client).
+   */
+  next(): Promise<NativeLeaderChange | undefined | null>
+  /** Ends the observer; a pending `next()` resolves `null`. */
+  close(): void
 }
 
 export declare class NativeWatch {
@@ -67,6 +98,12 @@ export declare class NativeWatch {
   /** Stops the watch; a pending `next()` resolves `null`. */
   close(): void
 }
+
+/**
+ * Checks a lock, semaphore, read-write lock or election name and a TTL as core does (the
+ * wrapper's synchronous `client.election()` and `client.rwlock()` throw before anything is sent).
+ */
+export declare function checkName(name: Uint8Array, ttl: number): void
 
 /** Connection options; the wrapper validates them and fills the defaults. */
 export interface ConnectOptions {
@@ -92,6 +129,25 @@ export interface ConnectTls {
  * Called once by the wrapper when it loads.
  */
 export declare function initCompletions(noop: () => unknown): void
+
+/** An election's leader: the candidate with the lowest create revision. */
+export interface NativeLeader {
+  /** The proposal: the campaign's value or the last proclamation. */
+  value: Buffer
+  /** `<name>/<lease hex>`. */
+  key: Buffer
+  /** The key's create revision: the leader's fencing token. */
+  revision: bigint
+  lease: bigint
+}
+
+/** One change seen by an observer: `leader` is null when nobody leads. */
+export interface NativeLeaderChange {
+  leader: NativeLeader | null
+}
+
+/** The most permits a semaphore may have (core `MAX_PERMITS`). */
+export declare function maxPermits(): number
 
 export interface NativeEvent {
   /** `'put'` or `'delete'`. */

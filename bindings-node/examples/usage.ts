@@ -1,5 +1,5 @@
 // Type-checked by test/types.test.js against the generated index.d.ts (not run).
-import { Client, EtcdlockError, codes, type Lock, type WatchEvent, type LostReason, type TlsOptions } from 'etcdlock';
+import { Client, EtcdlockError, codes, MAX_PERMITS, type Lock, type Leadership, type Leader, type WatchEvent, type LostReason, type TlsOptions } from 'etcdlock';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
   const client = new Client({ endpoints: ['http://127.0.0.1:2379'], timeout: 5000 });
@@ -35,4 +35,29 @@ export async function demo(signal: AbortSignal): Promise<bigint> {
 export async function secured(ca: string, cert: Buffer, key: Buffer): Promise<Client> {
   const tls: TlsOptions = { ca: [ca, cert], cert, key, serverName: 'etcd.example' };
   return Client.connect({ endpoints: ['https://10.0.0.1:2379'], tls, auth: { user: 'app', password: 'secret' } });
+}
+
+export async function recipes(client: Client, signal: AbortSignal): Promise<bigint> {
+  const election = client.election('svc/leader', { ttl: 10 });
+  const leadership: Leadership = await election.campaign('node-1', { timeout: 5000, signal });
+  const lead: boolean = leadership.isLeader();
+  const proclaimed: bigint = await leadership.proclaim(Buffer.from('node-1 ready'));
+  await client.put('svc/state', 'v', { ifHeld: leadership });
+  const leader: Leader | null = await election.leader();
+  if (leader !== null) console.log(leader.value.toString(), leader.key, leader.revision === leadership.fencingToken, leader.lease);
+  for await (const l of election.observe()) {
+    const v: Buffer | undefined = l?.value;
+    console.log(v, lead, proclaimed);
+    break;
+  }
+  await leadership.resign();
+  const permit: Lock = await client.semaphore('jobs/slots', { permits: Math.min(3, MAX_PERMITS), ttl: 10, timeout: 0, value: 'worker-1' });
+  await permit.release();
+  const rw = client.rwlock('config', { ttl: 10 });
+  const read: Lock = await rw.read({ timeout: 1000, signal });
+  await read.release();
+  const write: Lock = await rw.write({ value: 'writer' });
+  await write.put('config/data', 'v2');
+  await write.release();
+  return permit.fencingToken;
 }

@@ -1,5 +1,6 @@
 //! The client: connect, KV, leases, locks and watches, each one core call.
 
+use crate::election::{NativeLeader, NativeObserver};
 use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
 use crate::promise;
@@ -53,6 +54,11 @@ fn ms(v: f64) -> Duration {
     Duration::try_from_secs_f64(v / 1000.0).unwrap_or(Duration::MAX)
 }
 
+/// An acquire's options: `timeoutMs` absent = wait forever, 0 = try once.
+fn lock_options(timeout_ms: Option<f64>, cancel: Option<&CancelToken>, value: Option<&[u8]>) -> LockOptions {
+    LockOptions { timeout: timeout_ms.map(ms), cancel: cancel.map(|c| c.token.clone()), value: value.map(<[u8]>::to_vec).unwrap_or_default() }
+}
+
 #[napi]
 impl NativeClient {
     #[napi]
@@ -87,9 +93,85 @@ impl NativeClient {
         value: Option<&[u8]>,
     ) -> Result<PromiseRaw<'env, NativeLock>> {
         let mutex = self.client.mutex(name.to_vec(), ttl);
-        let value = value.map(<[u8]>::to_vec).unwrap_or_default();
-        let opts = LockOptions { timeout: timeout_ms.map(ms), cancel: cancel.map(|c| c.token.clone()), value };
+        let opts = lock_options(timeout_ms, cancel, value);
         promise::spawn(env, async move { mutex?.lock_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
+    }
+
+    /// Takes one of `permits` of the semaphore `name` (core checks 1 to MAX_PERMITS, and that
+    /// the participants agree): options as `lock`'s.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn semaphore<'env>(
+        &self,
+        env: &'env Env,
+        name: &[u8],
+        permits: u32,
+        ttl: i64,
+        timeout_ms: Option<f64>,
+        cancel: Option<&CancelToken>,
+        value: Option<&[u8]>,
+    ) -> Result<PromiseRaw<'env, NativeLock>> {
+        let sem = self.client.semaphore(name.to_vec(), permits, ttl);
+        let opts = lock_options(timeout_ms, cancel, value);
+        promise::spawn(env, async move { sem?.acquire_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
+    }
+
+    /// Reads (or with `write`, writes) the read-write lock `name`: options as `lock`'s.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn rwlock<'env>(
+        &self,
+        env: &'env Env,
+        name: &[u8],
+        ttl: i64,
+        write: bool,
+        timeout_ms: Option<f64>,
+        cancel: Option<&CancelToken>,
+        value: Option<&[u8]>,
+    ) -> Result<PromiseRaw<'env, NativeLock>> {
+        let rw = self.client.rwlock(name.to_vec(), ttl);
+        let opts = lock_options(timeout_ms, cancel, value);
+        let fut = async move {
+            let rw = rw?;
+            if write {
+                rw.write_with(opts).await
+            } else {
+                rw.read_with(opts).await
+            }
+        };
+        promise::spawn(env, fut, |_, guard| Ok(NativeLock::new(guard)))
+    }
+
+    /// Campaigns in the election `name`, proposing `value`; resolves once leading. The
+    /// leadership is a lock whose `setValue` proclaims and whose `release` resigns.
+    #[napi]
+    pub fn campaign<'env>(
+        &self,
+        env: &'env Env,
+        name: &[u8],
+        ttl: i64,
+        value: &[u8],
+        timeout_ms: Option<f64>,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PromiseRaw<'env, NativeLock>> {
+        let election = self.client.election(name.to_vec(), ttl);
+        let opts = lock_options(timeout_ms, cancel, Some(value));
+        let fut = async move { election?.campaign_with(opts).await.map(etcdlock::Leadership::into_guard) };
+        promise::spawn(env, fut, |_, guard| Ok(NativeLock::new(guard)))
+    }
+
+    /// The leader of the election `name` now, or null.
+    #[napi]
+    pub fn leader<'env>(&self, env: &'env Env, name: &[u8], ttl: i64) -> Result<PromiseRaw<'env, Option<NativeLeader>>> {
+        let election = self.client.election(name.to_vec(), ttl);
+        promise::spawn(env, async move { election?.leader().await }, |_, l| Ok(l.map(crate::election::to_js)))
+    }
+
+    /// An observer of the election `name` (sends nothing until its first `next()`).
+    #[napi]
+    pub fn observe(&self, env: Env, name: &[u8], ttl: i64) -> Result<NativeObserver> {
+        let election = self.client.election(name.to_vec(), ttl).map_err(|e| crate::error::to_js(&env, e))?;
+        Ok(NativeObserver::new(election.observe()))
     }
 
     /// The queue of lock `name` as etcd has it now.

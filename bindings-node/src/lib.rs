@@ -10,6 +10,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod client;
+mod election;
 mod error;
 mod lease;
 mod lock;
@@ -46,6 +47,19 @@ pub fn set_caller_spin(env: napi::Env, us: f64) -> napi::Result<()> {
 #[napi]
 pub fn caller_spin() -> f64 {
     etcdlock::runtime::caller_spin().as_micros() as f64
+}
+
+/// Checks a lock, semaphore, read-write lock or election name and a TTL as core does (the
+/// wrapper's synchronous `client.election()` and `client.rwlock()` throw before anything is sent).
+#[napi]
+pub fn check_name(env: napi::Env, name: &[u8], ttl: i64) -> napi::Result<()> {
+    etcdlock::check_lock_name(name).and_then(|_| etcdlock::check_ttl(ttl)).map(|_| ()).map_err(|e| error::to_js(&env, e))
+}
+
+/// The most permits a semaphore may have (core `MAX_PERMITS`).
+#[napi]
+pub fn max_permits() -> u32 {
+    etcdlock::MAX_PERMITS
 }
 
 /// Whether core's runtime threads exist in this process (none are started on import).

@@ -1,4 +1,4 @@
-//! A held lock (core `LockGuard`) and the cancel token an acquire can be aborted with.
+//! A held lock, semaphore permit, read, write or leadership (core `LockGuard`) and the cancel token an acquire can be aborted with.
 
 use crate::lost::{self, LostCallback};
 use crate::promise;
@@ -96,6 +96,14 @@ impl NativeLock {
             },
             |_, ()| Ok(()),
         )
+    }
+
+    /// Replaces the value the queue key carries (an election's proclamation), only while
+    /// held: `NOT_HELD`, nothing written, otherwise. Resolves to the write's revision.
+    #[napi]
+    pub fn set_value<'env>(&self, env: &'env Env, value: &[u8]) -> Result<PromiseRaw<'env, BigInt>> {
+        let (guard, value) = (self.guard.clone(), value.to_vec());
+        promise::spawn(env, async move { guard.set_value(&value).await }, |_, rev| Ok(BigInt::from(rev)))
     }
 
     /// Fenced put: written only if this lock is still held (core `LockGuard::txn`).

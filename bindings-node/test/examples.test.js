@@ -13,6 +13,7 @@ const readme = fs.readFileSync(path.join(PKG, 'README.md'), 'utf8');
 for (const [file, expected] of [
   ['quickstart.cjs', /holding demo\/orders, fencing token \d+\n(put demo\/jobs\/nightly @\d+\n)?put demo\/jobs\/worker-1 @\d+\ndelete demo\/jobs\/worker-1 @\d+\nrunning\n$/],
   ['quickstart.mjs', /^second try: WOULD_BLOCK\nwaiting: AbortError\n$/],
+  ['recipes.mjs', /^leader before: null\nleader: node-1 ready, token ours\nleader after: null\ntwo readers at once: true\nreadme\/state: v2\n$/],
 ]) {
   test(`README example ${file} is in the README and runs`, () => {
     const src = fs.readFileSync(path.join(PKG, 'examples', file), 'utf8');
