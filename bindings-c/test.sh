@@ -2,7 +2,7 @@
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
 # temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
 # header test against a real etcd (three members serving TLS for test_tls.c, two with auth for
-# test_auth.c), valgrind runs of the API tests. Ends with "N passed, N failed".
+# test_auth.c), valgrind runs of the API, async and recipe tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -153,7 +153,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -168,7 +168,7 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async; do
+for t in test_api test_async test_recipes; do
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \

@@ -98,6 +98,11 @@
 #define ETCDLOCK_LOG_TRACE 5
 
 /**
+ * The largest `permits` a semaphore may have.
+ */
+#define ETCDLOCK_MAX_PERMITS 1024
+
+/**
  * Success.
  */
 #define ETCDLOCK_OK 0
@@ -212,6 +217,13 @@ typedef struct etcdlock_lease etcdlock_lease;
 typedef struct etcdlock_lock etcdlock_lock;
 
 /**
+ * Follows an election's leader: the current one first, then each change, one per
+ * etcdlock_observer_next. One thread at a time should call next (concurrent calls queue up);
+ * etcdlock_observer_close may be called from any thread.
+ */
+typedef struct etcdlock_observer etcdlock_observer;
+
+/**
  * A resilient watch: resumes after disconnects without gaps or duplicates. One thread at a
  * time calls etcdlock_watch_next (concurrent calls queue up).
  */
@@ -305,6 +317,43 @@ typedef struct etcdlock_client_options {
 } etcdlock_client_options;
 
 /**
+ * Called once with the outcome of etcdlock_lock_acquire_async: `status` ETCDLOCK_OK and the
+ * held lock (the callee owns it: etcdlock_lock_free), or an error status and NULL (the
+ * message is in etcdlock_last_error on this thread, during the call).
+ *
+ * Runs on a library thread that also serves the library's I/O: it must return quickly.
+ * Blocking etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD; the `_async` ones work.
+ */
+typedef void (*etcdlock_lock_cb)(void *user_data, int status, struct etcdlock_lock *lock);
+
+/**
+ * An election's leader as etcd has it (the candidate with the lowest create revision).
+ * Pointers are valid until etcdlock_leader_free.
+ */
+typedef struct etcdlock_leader {
+  /**
+   * The proposal: the campaign's value or the last proclamation (`value_len` bytes, not
+   * NUL-terminated; may be empty).
+   */
+  const uint8_t *value;
+  size_t value_len;
+  /**
+   * The leader's key, `<name>/<lease hex>` (`key_len` bytes, not NUL-terminated).
+   */
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The key's create revision: the leader's fencing token, greater than every earlier
+   * leader's (etcdlock_lock_fencing_token of its leadership).
+   */
+  int64_t revision;
+  /**
+   * The lease the key is bound to.
+   */
+  int64_t lease;
+} etcdlock_leader;
+
+/**
  * One acquisition in a lock's queue. Pointers are valid until etcdlock_lock_state_free.
  */
 typedef struct etcdlock_queue_entry {
@@ -351,16 +400,6 @@ typedef struct etcdlock_lock_state {
  * etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD.
  */
 typedef void (*etcdlock_lost_cb)(void *user_data, int reason);
-
-/**
- * Called once with the outcome of etcdlock_lock_acquire_async: `status` ETCDLOCK_OK and the
- * held lock (the callee owns it: etcdlock_lock_free), or an error status and NULL (the
- * message is in etcdlock_last_error on this thread, during the call).
- *
- * Runs on a library thread that also serves the library's I/O: it must return quickly.
- * Blocking etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD; the `_async` ones work.
- */
-typedef void (*etcdlock_lock_cb)(void *user_data, int status, struct etcdlock_lock *lock);
 
 /**
  * Called once with the outcome of an `_async` call that yields no value, on a library
@@ -455,6 +494,113 @@ int etcdlock_client_new(const char *endpoints,
  * e.g. inside such a callback). NULL is a no-op.
  */
 void etcdlock_client_free(struct etcdlock_client *client);
+
+/**
+ * Campaigns in the election `name` (a NUL-terminated string, not ending in '/') proposing
+ * `value` (`value_len` bytes, at most 4096; NULL with length 0 for an empty one), with a
+ * lease of `ttl_s` seconds kept alive in the background, and waits to lead. On success writes
+ * the leadership to `*out` as a held lock: its fencing token, fenced writes (etcdlock_put with
+ * it as `if_held`), etcdlock_lock_is_held, etcdlock_lock_on_lost, and etcdlock_election_resign
+ * (or etcdlock_lock_release) to step down; etcdlock_lock_free resigns if still leading.
+ *
+ * Candidates lead in arrival order. `timeout_ms` and `cancel` are etcdlock_lock_acquire's: 0
+ * tries once (ETCDLOCK_E_WOULD_BLOCK when another leads or campaigns), otherwise
+ * ETCDLOCK_E_LOCK_TIMEOUT when it passes, ETCDLOCK_E_CANCELLED, and ETCDLOCK_E_LOCK_LOST as
+ * soon as this candidate's lease or key is gone while it waits. On every failure the
+ * candidate's key is deleted before this returns.
+ */
+int etcdlock_election_campaign(struct etcdlock_client *client,
+                               const char *name,
+                               int64_t ttl_s,
+                               int64_t timeout_ms,
+                               const struct etcdlock_cancel *cancel,
+                               const uint8_t *value,
+                               size_t value_len,
+                               struct etcdlock_lock **out);
+
+/**
+ * Starts etcdlock_election_campaign (same arguments and semantics) without blocking, under
+ * the rules of etcdlock_lock_acquire_async: ETCDLOCK_OK at once and `cb` called exactly once
+ * later with the leadership or the failure; bad arguments return their status here and `cb`
+ * is never called. `cb` must not be NULL.
+ */
+int etcdlock_election_campaign_async(struct etcdlock_client *client,
+                                     const char *name,
+                                     int64_t ttl_s,
+                                     int64_t timeout_ms,
+                                     const struct etcdlock_cancel *cancel,
+                                     const uint8_t *value,
+                                     size_t value_len,
+                                     etcdlock_lock_cb cb,
+                                     void *user_data);
+
+/**
+ * Replaces the leader's value (what etcdlock_election_leader, observers and `etcdctl elect
+ * -l` see) with `value` (at most 4096 bytes; NULL with length 0 for an empty one), only while
+ * `leadership` (from etcdlock_election_campaign) still leads: checked by etcd atomically with
+ * the write, ETCDLOCK_E_NOT_HELD with nothing written otherwise (resigned, lost, or its key
+ * deleted). On success writes the write's revision to `*revision` if it is not NULL.
+ */
+int etcdlock_election_proclaim(struct etcdlock_lock *leadership,
+                               const uint8_t *value,
+                               size_t value_len,
+                               int64_t *revision);
+
+/**
+ * Steps down: deletes the leader's key if it is still this one's, so the next candidate
+ * leads (etcdlock_lock_release on the leadership). ETCDLOCK_E_NOT_HELD if it already resigned
+ * or lost. Free the handle after.
+ */
+int etcdlock_election_resign(struct etcdlock_lock *leadership);
+
+/**
+ * Reads the leader of the election `name` (whoever campaigns: this library, `etcdctl elect`,
+ * Go's concurrency.Election) and writes it to `*out` (free it with etcdlock_leader_free), or
+ * NULL when nobody campaigns (and returns ETCDLOCK_OK). Changes nothing. A bad name is
+ * ETCDLOCK_E_INVALID_ARGUMENT before anything is sent.
+ */
+int etcdlock_election_leader(struct etcdlock_client *client,
+                             const char *name,
+                             struct etcdlock_leader **out);
+
+/**
+ * Frees what etcdlock_election_leader or etcdlock_observer_next wrote. NULL is a no-op.
+ */
+void etcdlock_leader_free(struct etcdlock_leader *leader);
+
+/**
+ * Observes the election `name` and writes the observer to `*out` (free it with
+ * etcdlock_observer_free). Sends nothing until the first etcdlock_observer_next. A bad name
+ * is ETCDLOCK_E_INVALID_ARGUMENT and a closed client ETCDLOCK_E_CLOSED.
+ */
+int etcdlock_election_observe(struct etcdlock_client *client,
+                              const char *name,
+                              struct etcdlock_observer **out);
+
+/**
+ * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the next
+ * leader state: the first call gives the current one, each later call the next change (a new
+ * leader, a proclamation, or no leader). Writes the leader to `*out` (free it with
+ * etcdlock_leader_free), or NULL for "no leader", and returns ETCDLOCK_OK. Changes that come
+ * faster than they are read may be merged into the latest state, which is never skipped.
+ * ETCDLOCK_E_TIMEOUT when nothing changed in time (the observer goes on; nothing is lost);
+ * ETCDLOCK_E_CLOSED once the client or the observer (etcdlock_observer_close) is closed.
+ */
+int etcdlock_observer_next(struct etcdlock_observer *observer,
+                           int64_t timeout_ms,
+                           struct etcdlock_leader **out);
+
+/**
+ * Ends the observer: a etcdlock_observer_next waiting on another thread returns
+ * ETCDLOCK_E_CLOSED, and so does every later one. Idempotent; NULL is a no-op. Free it after.
+ */
+void etcdlock_observer_close(struct etcdlock_observer *observer);
+
+/**
+ * Stops the observer and frees it. No other thread may be inside a call on it. NULL is a
+ * no-op.
+ */
+void etcdlock_observer_free(struct etcdlock_observer *observer);
 
 /**
  * Reads the queue of lock `name` (whoever holds or waits: this library, `etcdctl lock`, Go's
@@ -782,6 +928,93 @@ int64_t etcdlock_caller_spin_us(void);
  * to detect a header/library mismatch.
  */
 const char *etcdlock_version(void);
+
+/**
+ * Takes the read-write lock `name` (a NUL-terminated string, not ending in '/') for reading,
+ * with a lease of `ttl_s` seconds kept alive in the background, and writes it to `*out` as a
+ * held lock. Readers hold together; a reader waits for every writer that came before it
+ * (holding or waiting). `timeout_ms`, `cancel` and the cleanup on failure are
+ * etcdlock_lock_acquire's (0: ETCDLOCK_E_WOULD_BLOCK when a writer holds or waits).
+ */
+int etcdlock_rwlock_read(struct etcdlock_client *client,
+                         const char *name,
+                         int64_t ttl_s,
+                         int64_t timeout_ms,
+                         const struct etcdlock_cancel *cancel,
+                         struct etcdlock_lock **out);
+
+/**
+ * Takes the read-write lock `name` for writing: alone, after every reader and writer that
+ * came before it has released. Otherwise as etcdlock_rwlock_read (0: ETCDLOCK_E_WOULD_BLOCK
+ * when anyone holds or waits).
+ */
+int etcdlock_rwlock_write(struct etcdlock_client *client,
+                          const char *name,
+                          int64_t ttl_s,
+                          int64_t timeout_ms,
+                          const struct etcdlock_cancel *cancel,
+                          struct etcdlock_lock **out);
+
+/**
+ * Starts etcdlock_rwlock_read without blocking, under the rules of
+ * etcdlock_lock_acquire_async (`cb` exactly once; bad arguments return their status here and
+ * `cb` is never called). `cb` must not be NULL.
+ */
+int etcdlock_rwlock_read_async(struct etcdlock_client *client,
+                               const char *name,
+                               int64_t ttl_s,
+                               int64_t timeout_ms,
+                               const struct etcdlock_cancel *cancel,
+                               etcdlock_lock_cb cb,
+                               void *user_data);
+
+/**
+ * Starts etcdlock_rwlock_write without blocking, as etcdlock_rwlock_read_async.
+ */
+int etcdlock_rwlock_write_async(struct etcdlock_client *client,
+                                const char *name,
+                                int64_t ttl_s,
+                                int64_t timeout_ms,
+                                const struct etcdlock_cancel *cancel,
+                                etcdlock_lock_cb cb,
+                                void *user_data);
+
+/**
+ * Takes one of the `permits` permits (1..ETCDLOCK_MAX_PERMITS) of the semaphore `name` (a
+ * NUL-terminated string, not ending in '/'), with a lease of `ttl_s` seconds kept alive in the
+ * background, and writes it to `*out` as a held lock (etcdlock_lock_release gives it back).
+ *
+ * `timeout_ms`, `cancel` and the cleanup on failure are etcdlock_lock_acquire's: 0 tries once
+ * (ETCDLOCK_E_WOULD_BLOCK when every permit is taken or others wait), otherwise
+ * ETCDLOCK_E_LOCK_TIMEOUT when it passes; the queue key is removed before a failure returns.
+ * Fair: permits go in arrival order. Every participant must give the same `permits`: a
+ * different count from the one the current holders and waiters use is
+ * ETCDLOCK_E_INVALID_ARGUMENT (the message names the count in use) and leaves nothing; the
+ * count may change once nobody participates. A name a plain lock (etcdlock_lock_acquire) uses
+ * is ETCDLOCK_E_INVALID_ARGUMENT too.
+ */
+int etcdlock_semaphore_acquire(struct etcdlock_client *client,
+                               const char *name,
+                               uint32_t permits,
+                               int64_t ttl_s,
+                               int64_t timeout_ms,
+                               const struct etcdlock_cancel *cancel,
+                               struct etcdlock_lock **out);
+
+/**
+ * Starts etcdlock_semaphore_acquire (same arguments and semantics) without blocking, under
+ * the rules of etcdlock_lock_acquire_async: ETCDLOCK_OK at once and `cb` called exactly once
+ * later with the permit or the failure; bad arguments return their status here and `cb` is
+ * never called. `cb` must not be NULL.
+ */
+int etcdlock_semaphore_acquire_async(struct etcdlock_client *client,
+                                     const char *name,
+                                     uint32_t permits,
+                                     int64_t ttl_s,
+                                     int64_t timeout_ms,
+                                     const struct etcdlock_cancel *cancel,
+                                     etcdlock_lock_cb cb,
+                                     void *user_data);
 
 /**
  * The name of a status code (`"ETCDLOCK_E_TIMEOUT"`), or `"ETCDLOCK_E_UNKNOWN"`.

@@ -10,6 +10,16 @@
  *       client.put("jobs/state", "running", &lock);                  // fenced write
  *   }                                                                // released here
  *
+ * Leader election, semaphores and read-write locks hand out the same etcdlock::lock:
+ *
+ *   etcdlock::lock leading = client.campaign("svc/leader", "node-1", 10, ETCDLOCK_WAIT_FOREVER);
+ *   leading.proclaim("node-1 ready");                                // fenced
+ *   etcdlock::observer obs = client.observe("svc/leader");
+ *   etcdlock::leader now;
+ *   if (obs.next(1000, &now) && now.present) { ... now.value ... }
+ *   etcdlock::lock permit = client.semaphore_acquire("pool", 3, 10, 5000);
+ *   etcdlock::lock reading = client.read_lock("config", 10, 5000);
+ *
  * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
  */
 #ifndef ETCDLOCK_HPP
@@ -46,9 +56,38 @@ inline const uint8_t *bytes(const std::string &s) { return reinterpret_cast<cons
 struct client_free { void operator()(etcdlock_client *p) const noexcept { etcdlock_client_free(p); } };
 struct lock_free { void operator()(etcdlock_lock *p) const noexcept { etcdlock_lock_free(p); } };
 struct lease_free { void operator()(etcdlock_lease *p) const noexcept { etcdlock_lease_free(p); } };
+struct observer_free { void operator()(etcdlock_observer *p) const noexcept { etcdlock_observer_free(p); } };
 } // namespace detail
 
-/** A held (or once held) lock; the destructor releases it if it is still held. */
+/** An election's leader (etcdlock_leader copied out); `present` is false for "no leader". */
+struct leader {
+    bool present = false;
+    std::string value;
+    std::string key;
+    /** The leader's fencing token (its key's create revision). */
+    int64_t revision = 0;
+    int64_t lease = 0;
+};
+
+namespace detail {
+/** Copies `l` into `*out` (if not NULL) and frees it. */
+inline void take_leader(etcdlock_leader *l, etcdlock::leader *out) {
+    if (out) {
+        *out = etcdlock::leader();
+        if (l) {
+            out->present = true;
+            out->value.assign(reinterpret_cast<const char *>(l->value), l->value_len);
+            out->key.assign(reinterpret_cast<const char *>(l->key), l->key_len);
+            out->revision = l->revision;
+            out->lease = l->lease;
+        }
+    }
+    etcdlock_leader_free(l);
+}
+} // namespace detail
+
+/** A held (or once held) lock: a mutex's, a semaphore's permit, a read-write lock's read or
+ *  write, or an election's leadership. The destructor releases it if it is still held. */
 class lock {
 public:
     /** The fencing token: the lock key's create revision, larger for every later holder. */
@@ -63,6 +102,16 @@ public:
     }
     /** Releases now (fenced); throws (ETCDLOCK_E_NOT_HELD) if it was already released or lost. */
     void release() { detail::check(etcdlock_lock_release(p_.get()), "etcdlock_lock_release"); }
+    /** A leadership's new value, written only while it still leads (throws ETCDLOCK_E_NOT_HELD
+     *  otherwise); returns the write's revision. */
+    int64_t proclaim(const std::string &value) {
+        int64_t rev = 0;
+        detail::check(etcdlock_election_proclaim(p_.get(), detail::bytes(value), value.size(), &rev),
+                      "etcdlock_election_proclaim");
+        return rev;
+    }
+    /** A leadership steps down (release). */
+    void resign() { detail::check(etcdlock_election_resign(p_.get()), "etcdlock_election_resign"); }
     /** The C handle, for calls this wrapper does not cover (e.g. etcdlock_lock_on_lost). */
     etcdlock_lock *get() const noexcept { return p_.get(); }
 
@@ -88,6 +137,30 @@ private:
     std::unique_ptr<etcdlock_lease, detail::lease_free> p_;
 };
 
+/** Follows an election's leader; the destructor stops it. */
+class observer {
+public:
+    /** Waits at most `timeout_ms` for the next leader state (the current one first): true and
+     *  `*out` (nullable) set when one came (`present` false for no leader), false when nothing
+     *  changed in time. Throws ETCDLOCK_E_CLOSED once the client or the observer is closed. */
+    bool next(int64_t timeout_ms, etcdlock::leader *out) {
+        etcdlock_leader *l = nullptr;
+        int rc = etcdlock_observer_next(p_.get(), timeout_ms, &l);
+        if (rc == ETCDLOCK_E_TIMEOUT) return false;
+        detail::check(rc, "etcdlock_observer_next");
+        detail::take_leader(l, out);
+        return true;
+    }
+    /** Ends a next() waiting on another thread (it throws ETCDLOCK_E_CLOSED). */
+    void close() noexcept { etcdlock_observer_close(p_.get()); }
+    etcdlock_observer *get() const noexcept { return p_.get(); }
+
+private:
+    friend class client;
+    explicit observer(etcdlock_observer *p) : p_(p) {}
+    std::unique_ptr<etcdlock_observer, detail::observer_free> p_;
+};
+
 /** A connection to etcd; may be used by any number of threads at once. */
 class client {
 public:
@@ -104,6 +177,56 @@ public:
         etcdlock_lock *l = nullptr;
         detail::check(etcdlock_lock_acquire(p_.get(), name.c_str(), ttl_s, timeout_ms, cancel, &l),
                       "etcdlock_lock_acquire");
+        return etcdlock::lock(l);
+    }
+
+    /** Campaigns in the election `name` proposing `value`; the lock is the leadership. */
+    etcdlock::lock campaign(const std::string &name, const std::string &value, int64_t ttl_s, int64_t timeout_ms,
+                            const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_election_campaign(p_.get(), name.c_str(), ttl_s, timeout_ms, cancel, detail::bytes(value),
+                                                 value.size(), &l),
+                      "etcdlock_election_campaign");
+        return etcdlock::lock(l);
+    }
+
+    /** The leader of the election `name`: false (and `*out` with `present` false) for none. */
+    bool leader(const std::string &name, etcdlock::leader *out) {
+        etcdlock_leader *l = nullptr;
+        detail::check(etcdlock_election_leader(p_.get(), name.c_str(), &l), "etcdlock_election_leader");
+        bool present = l != nullptr;
+        detail::take_leader(l, out);
+        return present;
+    }
+
+    etcdlock::observer observe(const std::string &name) {
+        etcdlock_observer *o = nullptr;
+        detail::check(etcdlock_election_observe(p_.get(), name.c_str(), &o), "etcdlock_election_observe");
+        return etcdlock::observer(o);
+    }
+
+    /** One of `permits` permits of the semaphore `name`. */
+    etcdlock::lock semaphore_acquire(const std::string &name, uint32_t permits, int64_t ttl_s, int64_t timeout_ms,
+                                     const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_semaphore_acquire(p_.get(), name.c_str(), permits, ttl_s, timeout_ms, cancel, &l),
+                      "etcdlock_semaphore_acquire");
+        return etcdlock::lock(l);
+    }
+
+    /** The read-write lock `name` for reading (shared). */
+    etcdlock::lock read_lock(const std::string &name, int64_t ttl_s, int64_t timeout_ms,
+                             const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_rwlock_read(p_.get(), name.c_str(), ttl_s, timeout_ms, cancel, &l), "etcdlock_rwlock_read");
+        return etcdlock::lock(l);
+    }
+
+    /** The read-write lock `name` for writing (exclusive). */
+    etcdlock::lock write_lock(const std::string &name, int64_t ttl_s, int64_t timeout_ms,
+                              const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_rwlock_write(p_.get(), name.c_str(), ttl_s, timeout_ms, cancel, &l), "etcdlock_rwlock_write");
         return etcdlock::lock(l);
     }
 

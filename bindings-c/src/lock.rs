@@ -5,7 +5,7 @@ use crate::cancel::etcdlock_cancel;
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid};
 use crate::lock_async::Callbacks;
-use etcdlock::{Client, ErrorKind, LockGuard, LockOptions};
+use etcdlock::{Client, Election, ErrorKind, LockGuard, LockOptions, Mutex, RwLock, Semaphore};
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,9 +48,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire(
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
         let (mutex, opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
-        let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
-        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
-        Ok(())
+        unsafe { acquire(c, Acquirer::Mutex(mutex), opts, out) }
     })
 }
 
@@ -73,9 +71,7 @@ pub unsafe extern "C" fn etcdlock_lock_acquire_with_value(
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
         let (mutex, opts) = unsafe { request_with_value(c, (name, ttl_s, timeout_ms, cancel), value, value_len) }?;
-        let guard = ffi::block(async move { mutex.lock_with(opts).await })?;
-        unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
-        Ok(())
+        unsafe { acquire(c, Acquirer::Mutex(mutex), opts, out) }
     })
 }
 
@@ -194,14 +190,43 @@ impl etcdlock_lock {
     }
 }
 
-/// The acquire arguments both forms share, checked: the mutex for `name` and how to wait.
-pub(crate) unsafe fn request(
-    c: &etcdlock_client,
+/// What an acquire takes: a mutex, a semaphore's permit, a read-write lock's read or write, or
+/// an election's leadership. Each is a queue key of the core's held by its own rule, and each
+/// gives a LockGuard, so one lock handle type serves them all.
+pub(crate) enum Acquirer {
+    Mutex(Mutex),
+    Semaphore(Semaphore),
+    Read(RwLock),
+    Write(RwLock),
+    Election(Election),
+}
+
+impl Acquirer {
+    pub(crate) async fn acquire(self, opts: LockOptions) -> etcdlock::Result<LockGuard> {
+        match self {
+            Acquirer::Mutex(m) => m.lock_with(opts).await,
+            Acquirer::Semaphore(s) => s.acquire_with(opts).await,
+            Acquirer::Read(rw) => rw.read_with(opts).await,
+            Acquirer::Write(rw) => rw.write_with(opts).await,
+            Acquirer::Election(e) => e.campaign_with(opts).await.map(etcdlock::Leadership::into_guard),
+        }
+    }
+}
+
+/// Blocks until `acquirer` holds (within `opts`) and writes the held lock to `*out`.
+pub(crate) unsafe fn acquire(c: &etcdlock_client, acquirer: Acquirer, opts: LockOptions, out: *mut *mut etcdlock_lock) -> ffi::FfiResult {
+    let guard = ffi::block(async move { acquirer.acquire(opts).await })?;
+    unsafe { *out = ffi::into_raw(etcdlock_lock::new(guard, c.client.clone(), c.callbacks.clone())) };
+    Ok(())
+}
+
+/// The acquire arguments every kind shares, checked: the name, the TTL and how to wait.
+pub(crate) unsafe fn wait_args(
     name: *const c_char,
     ttl_s: i64,
     timeout_ms: i64,
     cancel: *const etcdlock_cancel,
-) -> ffi::FfiResult<(etcdlock::Mutex, LockOptions)> {
+) -> ffi::FfiResult<(Vec<u8>, LockOptions)> {
     let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
     let timeout = ffi::wait(timeout_ms)?;
     // The upper bound is core's to check.
@@ -210,7 +235,26 @@ pub(crate) unsafe fn request(
     }
     // SAFETY: NULL means no token; otherwise a live token from etcdlock_cancel_new.
     let cancel = unsafe { cancel.as_ref() }.map(|t| t.token.clone());
-    Ok((c.client.mutex(name, ttl_s)?, LockOptions { timeout, cancel, ..Default::default() }))
+    Ok((name, LockOptions { timeout, cancel, ..Default::default() }))
+}
+
+/// The acquire arguments both mutex forms share, checked: the mutex for `name` and how to wait.
+pub(crate) unsafe fn request(
+    c: &etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    timeout_ms: i64,
+    cancel: *const etcdlock_cancel,
+) -> ffi::FfiResult<(etcdlock::Mutex, LockOptions)> {
+    let (name, opts) = unsafe { wait_args(name, ttl_s, timeout_ms, cancel) }?;
+    Ok((c.client.mutex(name, ttl_s)?, opts))
+}
+
+/// A value for a queue key (`value_len` bytes at `value`, NULL with 0 for none), checked.
+pub(crate) unsafe fn lock_value(value: *const u8, value_len: usize) -> ffi::FfiResult<Vec<u8>> {
+    let value = unsafe { ffi::bytes(value, value_len, "value") }?;
+    etcdlock::check_lock_value(value)?;
+    Ok(value.to_vec())
 }
 
 /// [`request`] with the value an acquire stores in its queue key (`value_len` bytes at `value`,
@@ -221,9 +265,8 @@ pub(crate) unsafe fn request_with_value(
     value: *const u8,
     value_len: usize,
 ) -> ffi::FfiResult<(etcdlock::Mutex, LockOptions)> {
-    let value = unsafe { ffi::bytes(value, value_len, "value") }?;
-    etcdlock::check_lock_value(value)?;
+    let value = unsafe { lock_value(value, value_len) }?;
     let (mutex, mut opts) = unsafe { request(c, name, ttl_s, timeout_ms, cancel) }?;
-    opts.value = value.to_vec();
+    opts.value = value;
     Ok((mutex, opts))
 }

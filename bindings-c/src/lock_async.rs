@@ -7,7 +7,7 @@
 use crate::cancel::etcdlock_cancel;
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid, FfiResult, Failure};
-use crate::lock::etcdlock_lock;
+use crate::lock::{etcdlock_lock, Acquirer};
 use crate::status::{set_last_error, ETCDLOCK_OK};
 use std::future::Future;
 use std::os::raw::{c_char, c_int, c_void};
@@ -76,17 +76,29 @@ unsafe fn acquire_async(
         let c = unsafe { ffi::arg(client, "client") }?;
         let cb = cb.ok_or_else(|| invalid("cb must not be NULL"))?;
         let (mutex, opts) = unsafe { crate::lock::request_with_value(c, (name, ttl_s, timeout_ms, cancel), value, value_len) }?;
-        let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
-        spawn(&c.callbacks, user_data, async move { mutex.lock_with(opts).await }, move |user_data, outcome| {
-            let (status, lock) = match outcome {
-                Ok(guard) => (ETCDLOCK_OK, ffi::into_raw(etcdlock_lock::new(guard, client, callbacks))),
-                Err(f) => (failed(&f), std::ptr::null_mut()),
-            };
-            // SAFETY: the caller registered a valid function for this user_data.
-            unsafe { cb(user_data, status, lock) };
-        });
+        start_acquire(c, Acquirer::Mutex(mutex), opts, cb, user_data);
         Ok(())
     })
+}
+
+/// Starts `acquirer`'s acquire on the runtime; `cb` gets the held lock or the failure, once.
+/// The arguments are checked already: from here on, only `cb` reports.
+pub(crate) fn start_acquire(
+    c: &etcdlock_client,
+    acquirer: Acquirer,
+    opts: etcdlock::LockOptions,
+    cb: unsafe extern "C" fn(*mut c_void, c_int, *mut etcdlock_lock),
+    user_data: *mut c_void,
+) {
+    let (client, callbacks) = (c.client.clone(), c.callbacks.clone());
+    spawn(&c.callbacks, user_data, async move { acquirer.acquire(opts).await }, move |user_data, outcome| {
+        let (status, lock) = match outcome {
+            Ok(guard) => (ETCDLOCK_OK, ffi::into_raw(etcdlock_lock::new(guard, client, callbacks))),
+            Err(f) => (failed(&f), std::ptr::null_mut()),
+        };
+        // SAFETY: the caller registered a valid function for this user_data.
+        unsafe { cb(user_data, status, lock) };
+    });
 }
 
 /// Starts etcdlock_lock_release (same semantics) without blocking: returns ETCDLOCK_OK at once
