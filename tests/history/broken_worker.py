@@ -26,6 +26,12 @@ step with history.Recorder. Modes:
 - ``barge``: with an even ``--index``, "acquires" by putting its key and claiming the lock at
   once, without waiting for the keys before it (plain writes); odd indexes behave as
   ``correct`` (P2, P3, P1).
+
+``--kind`` picks the primitive (``correct`` and ``barge`` only, for any but ``mutex``):
+``semaphore`` (``--permits`` N), ``rwlock`` (even indexes write, odd ones read; a barging
+worker claims as a writer) or ``election`` (each round campaigns with the process name as its
+proposal; a barging one puts a candidate key and claims leadership at once). recipes_check.py
+judges those runs (R1 by the primitive's rule).
 """
 from __future__ import annotations
 
@@ -45,6 +51,7 @@ import etcdlock  # noqa: E402
 from history import Recorder  # noqa: E402
 
 MODES = ("correct", "unfenced", "ignore-lost", "release-by-name", "ghost", "barge")
+KINDS = ("mutex", "semaphore", "rwlock", "election")
 
 
 def etcdctl(endpoints: str, *args: str) -> str:
@@ -71,7 +78,15 @@ class Worker:
         self.a = a
         self.rec = Recorder(a.history, a.process)
         self.client = etcdlock.Client(a.endpoints)
-        self.lock = self.client.lock(a.lock, ttl=a.ttl)
+        self.writer = a.index % 2 == 0
+        self.election = self.client.election(a.lock, ttl=a.ttl) if a.kind == "election" else None
+        if a.kind == "semaphore":
+            self.lock = self.client.semaphore(a.lock, permits=a.permits, ttl=a.ttl)
+        elif a.kind == "rwlock":
+            rw = self.client.rwlock(a.lock, ttl=a.ttl)
+            self.lock = rw.write() if self.writer else rw.read()
+        else:
+            self.lock = self.client.lock(a.lock, ttl=a.ttl)  # an election's is replaced per campaign
         self.token = None
         self.key = None
         self.writes = 0
@@ -130,7 +145,15 @@ class Worker:
         a = self.a
         op = self.rec.invoke("acquire", name=a.lock)
         try:
-            ok = self.lock.acquire(timeout=a.acquire_timeout)
+            if self.election is not None:
+                try:
+                    self.lock = self.election.campaign(a.process, timeout=a.acquire_timeout)
+                    self.lock.on_lost(self._lost)
+                    ok = True
+                except etcdlock.LockTimeout:
+                    ok = False
+            else:
+                ok = self.lock.acquire(timeout=a.acquire_timeout)
         except etcdlock.Error as e:
             lease = self.lock.lease_id
             (self.rec.fail if isinstance(e, (etcdlock.LockLost, etcdlock.Closed)) else self.rec.unknown)(
@@ -189,7 +212,9 @@ class Worker:
         op = self.rec.invoke("acquire", name=self.a.lock)
         lease = self.client.lease(ttl=10)
         key = f"{self.a.lock}/{lease.id:x}"
-        token = self.client.put(key, "", lease=lease)
+        # What the primitive's own keys carry (sync/mutex/kind.rs): a barging writer, for rwlock.
+        value = {"semaphore": f"permits={self.a.permits};", "rwlock": "rw=w;", "election": self.a.process}.get(self.a.kind, "")
+        token = self.client.put(key, value, lease=lease)
         self.token, self.key = token, key
         self.rec.ok(op, key=key, token=token, lease=f"{lease.id:x}")
         self.sleep_work()
@@ -234,6 +259,8 @@ def main(argv=None) -> int:
     p.add_argument("--lock", required=True, help="lock name (keys are NAME/<lease hex>)")
     p.add_argument("--data-key", required=True)
     p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument("--kind", choices=KINDS, default="mutex")
+    p.add_argument("--permits", type=int, default=2)
     p.add_argument("--history", required=True)
     p.add_argument("--process", required=True)
     p.add_argument("--index", type=int, default=0)
@@ -243,6 +270,8 @@ def main(argv=None) -> int:
     p.add_argument("--work-ms", type=int, default=400)
     p.add_argument("--acquire-timeout", type=float, default=1.5)
     a = p.parse_args(argv)
+    if a.kind != "mutex" and a.mode not in ("correct", "barge"):
+        p.error(f"--kind {a.kind} takes --mode correct or barge")
     Worker(a).run()
     return 0
 

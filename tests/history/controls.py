@@ -4,6 +4,7 @@ nemesis, once per broken_worker.py mode, each through check.py.
 
     python3 tests/history/controls.py [--modes correct,unfenced,...] [--workers 4]
                                       [--duration 14] [--keep DIR]
+    python3 tests/history/controls.py --kind semaphore|rwlock|election [--permits 2]
 
 Each control starts its own single-member etcd (tests/etcd_harness.py: 127.0.0.1, free ports,
 a temp dir, stopped by PID), a LiveWatcher on the lock and data prefixes, then ``--workers``
@@ -11,7 +12,9 @@ broken_worker.py processes for ``--duration`` seconds. The nemesis pauses the cu
 with SIGSTOP for TTL + 1.5 s (then until another worker has just taken the lock, at most 2 s
 more), twice: its lease expires on the server while it is stopped. It records ``pause`` and
 ``resume`` events. ``correct`` must pass every property; every broken mode
-must be reported VIOLATED on the properties listed in EXPECT. Exits 1 if a control passes or
+must be reported VIOLATED on the properties listed in EXPECT. With ``--kind`` the workers use
+a semaphore, a read-write lock or an election instead of the mutex (modes correct and barge),
+judged by recipes_check.py (EXPECT_RECIPES). Exits 1 if a control passes or
 the correct run fails (or a run could not be recorded). Bounded: worker count, run length, the
 nemesis's polling, every wait.
 """
@@ -31,6 +34,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import check  # noqa: E402
+import recipes_check  # noqa: E402
 import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import history  # noqa: E402
@@ -47,6 +51,8 @@ EXPECT = {
     "ghost": {"P4", "P5"},
     "barge": {"P2", "P3"},
 }
+# The same for the other primitives: a barging worker claims while the rule says it does not hold.
+EXPECT_RECIPES = {"correct": set(), "barge": {"R1"}}
 
 
 def find_holder(paths: list[str], fresh_ns: int = 150_000_000, other_than: str | None = None):
@@ -123,7 +129,8 @@ def run_control(mode: str, args, log) -> tuple[bool, list[check.Result], str]:
                     cmd = [sys.executable, os.path.join(HERE, "broken_worker.py"), "--endpoints", c.endpoints_str,
                            "--lock", LOCK, "--data-key", DATA, "--mode", mode, "--history", path,
                            "--process", f"w{i}", "--index", str(i), "--until-ns", str(until), "--ttl", str(TTL),
-                           "--work-ms", str(args.work_ms), "--acquire-timeout", str(args.acquire_timeout)]
+                           "--work-ms", str(args.work_ms), "--acquire-timeout", str(args.acquire_timeout),
+                           "--kind", args.kind, "--permits", str(args.permits)]
                     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=open(os.path.join(tmp, f"w{i}.err"), "w"))
                     procs[p.pid] = p
@@ -153,7 +160,10 @@ def run_control(mode: str, args, log) -> tuple[bool, list[check.Result], str]:
             if e:
                 log(f"    w{i} stderr: {e.splitlines()[-1][:200]}")
         records = history.load(paths_all)
-        results = check.check(records, hist, LOCK + "/", DATA)
+        if args.kind == "mutex":
+            results = check.check(records, hist, LOCK + "/", DATA)
+        else:
+            results = recipes_check.run_check(records, hist, LOCK + "/", DATA, args.kind, args.permits)
         acq = sum(1 for r in records if r["op"] == "acquire" and r["phase"] == "ok")
         summary = (f"{acq} acquisitions, {sum(1 for r in records if r['op'] == 'write' and r['phase'] == 'ok')} "
                    f"writes ok, {len(hist['events'])} etcd events, {pauses} pauses")
@@ -168,7 +178,9 @@ def run_control(mode: str, args, log) -> tuple[bool, list[check.Result], str]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--modes", default=",".join(EXPECT))
+    p.add_argument("--kind", choices=recipes_check.KINDS, default="mutex")
+    p.add_argument("--permits", type=int, default=2, help="a semaphore's (with --kind semaphore)")
+    p.add_argument("--modes", default=None, help="default: every mode of the kind")
     p.add_argument("--workers", type=int, default=4, choices=range(2, 9))
     p.add_argument("--duration", type=float, default=14.0)
     p.add_argument("--work-ms", type=int, default=400)
@@ -179,14 +191,15 @@ def main(argv=None) -> int:
     least = a.pause_at[-1] + TTL + 1.5 + 2 + 1  # the last pause, its wait for a fresh holder, its aftermath
     if a.duration > 60 or a.duration < least:
         p.error(f"--duration must be within [{least}, 60]")
-    modes = [m.strip() for m in a.modes.split(",") if m.strip()]
-    bad_modes = set(modes) - set(EXPECT)
+    expect = EXPECT if a.kind == "mutex" else EXPECT_RECIPES
+    modes = [m.strip() for m in (a.modes or ",".join(expect)).split(",") if m.strip()]
+    bad_modes = set(modes) - set(expect)
     if bad_modes:
         p.error(f"unknown modes: {sorted(bad_modes)}")
     t_start = time.monotonic()
     failures = []
     for mode in modes:
-        print(f"control {mode}: expect {'every property ok' if not EXPECT[mode] else 'VIOLATED on ' + ', '.join(sorted(EXPECT[mode]))}",
+        print(f"control {a.kind} {mode}: expect {'every property ok' if not expect[mode] else 'VIOLATED on ' + ', '.join(sorted(expect[mode]))}",
               flush=True)
         try:
             nemesis_ok, results, summary = run_control(mode, a, lambda s: print(s, flush=True))
@@ -201,7 +214,7 @@ def main(argv=None) -> int:
                 for ev in r.evidence[:2]:
                     print(f"      {ev}")
         violated = {r.prop for r in results if not r.ok}
-        expected = EXPECT[mode]
+        expected = expect[mode]
         if mode == "correct":
             ok = not violated and nemesis_ok
             verdict = "correct run passes every property" if ok else \
