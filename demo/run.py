@@ -5,7 +5,11 @@
 an SVG timeline, and exits non-zero if any check fails.
 
     ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2] [--ttl 2]
-              [--episodes kill,freeze,leader,etcdctl] [--report-dir demo-report] [--tls]
+              [--episodes kill,freeze,leader,etcdctl,election,semaphore] [--report-dir demo-report] [--tls]
+
+After the mutex run, a second phase on the same cluster (demo/coordination.py): one candidate per
+language campaigns in a leader election whose first leader is SIGKILLed, and workers across the
+languages share a semaphore with --permits permits.
 
 With --tls every member serves clients over TLS and requires a client certificate (mTLS), with a
 throwaway CA, server and client certificate made for the run in a temp dir; every worker and
@@ -33,11 +37,13 @@ sys.path.insert(0, HERE)
 import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import checks  # noqa: E402
+import coordination  # noqa: E402
 import observe  # noqa: E402
 import timeline_svg  # noqa: E402
 import tls_cluster  # noqa: E402
 import workers  # noqa: E402
 
+SECOND_PHASE = ("election", "semaphore")
 LOCK = "demo/lock"
 COUNTER = "demo/counter"
 CHECKER = os.path.join(REPO, "tests", "history", "check.py")
@@ -52,8 +58,12 @@ def parse_args():
         p.add_argument(f"--{lang}", type=int, default=2, metavar="N", help=f"{lang} worker processes (default 2)")
     p.add_argument("--ttl", type=int, default=2, help="lease TTL in seconds (default 2)")
     p.add_argument("--work-ms", type=int, default=120, help="time each holder spends holding (default 120)")
-    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl",
-                   help="comma-separated subset of kill,freeze,leader,etcdctl, or 'none'")
+    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl,election,semaphore",
+                   help="comma-separated subset of kill,freeze,leader,etcdctl (the mutex run) and "
+                   "election,semaphore (the second phase), or 'none'")
+    p.add_argument("--permits", type=int, default=3, help="the second phase's semaphore permits (default 3)")
+    p.add_argument("--slot-workers", type=int, default=6, metavar="N",
+                   help="the second phase's semaphore workers, across the languages (default 6)")
     p.add_argument("--report-dir", default=os.path.join(REPO, "demo-report"))
     p.add_argument("--no-build", action="store_true", help="assume every worker is already built")
     p.add_argument("--tls", action="store_true",
@@ -194,9 +204,11 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
 def main() -> int:
     args = parse_args()
     plan = [] if args.episodes == "none" else [e.strip() for e in args.episodes.split(",") if e.strip()]
-    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl"}
+    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl"} - set(SECOND_PHASE)
     if unknown:
         sys.exit(f"unknown episode(s): {', '.join(sorted(unknown))}")
+    second = [e for e in plan if e in SECOND_PHASE]
+    plan = [e for e in plan if e not in SECOND_PHASE]
     counts = {lang: getattr(args, lang) for lang in workers.LANGS}
     if sum(counts.values()) < 2:
         sys.exit("need at least two workers")
@@ -206,13 +218,13 @@ def main() -> int:
 
     cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None
     try:
-        return demo(args, plan, counts, cert_dir)
+        return demo(args, plan, counts, cert_dir, second)
     finally:
         if cert_dir:
             shutil.rmtree(cert_dir, ignore_errors=True)
 
 
-def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
+def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list[str]) -> int:
     tls = " serving TLS, client certificates required" if cert_dir else ""
     print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{tls}{RESET} (250 ms election timeout) ...")
     # A short election timeout keeps the leader episode brief next to the 2 s default TTL; with
@@ -269,6 +281,8 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
         leftovers = {"keys": [k for k in etcd_hist["keys_at_end"] if k.startswith(LOCK + "/")],
                      "leases": etcd_hist["leases_at_end"]}
         counter = checks.read_counter(cluster, COUNTER)
+        # The second phase (election, semaphore) on the same cluster, once the mutex run is over.
+        phase2 = coordination.run(cluster, args, env, second, t0, COLORS) if second else None
 
     results = checks.run_all(run.events, history, leftovers, counter, done)
     os.makedirs(args.report_dir, exist_ok=True)
@@ -295,8 +309,12 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None) -> int:
     results.append((not bad_metrics and not missing,
                     f"every worker that was not killed printed its metrics as valid Prometheus text ({len(run.metrics)} of {len(lang_workers)})"
                     + "".join(f"; {b}" for b in bad_metrics) + (f"; none from {', '.join(missing)}" if missing else "")))
+    if phase2:
+        results += coordination.checks(phase2)
     report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)
     with open(report, "a") as f:
+        if phase2:
+            f.write("\n".join(coordination.report_lines(phase2)) + "\n")
         f.write("\n## The queue at one moment of contention\n\n" + "\n".join(queue.lines()) + "\n")
         f.write("\n## Metrics\n\n```\n" + "\n".join(metrics_lines) + "\n```\n")
 

@@ -89,6 +89,10 @@ class Pool:
     def start(self, lang: str, i: int) -> Worker:
         return self._spawn(lang, f"{lang}-{i + 1}", command(lang), self.env)
 
+    def start_with(self, lang: str, label: str, extra_env: dict) -> Worker:
+        """A worker of `lang` with more environment (the second phase's DEMO_MODE and its settings)."""
+        return self._spawn(lang, label, command(lang), {**self.env, **extra_env})
+
     def start_etcdctl(self, ctl: dict) -> dict:
         """etcdctl lock runs a command while it holds the lock, with ETCD_LOCK_KEY set: the
         command reports like a worker. (ETCD_LOCK_REV is the response's header revision, not the

@@ -4,7 +4,11 @@
  * DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths: the CA and the client certificate).
  * DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker
  * then also writes the counter without the lock after each release, which the history checker
- * must catch. */
+ * must catch.
+ * DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
+ * campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
+ * to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
+ * semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS. */
 #include <etcdlock.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +62,103 @@ static long read_counter(etcdlock_client *client, const char *counter) {
     return current;
 }
 
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Milliseconds left before until, 0 once it passed. */
+static int64_t left_ms(uint64_t until) {
+    uint64_t now = mono_ns();
+    if (now >= until) return 0;
+    int64_t ms = (int64_t)((until - now) / 1000000u);
+    return ms > 0 ? ms : 1;
+}
+
+static void election(etcdlock_client *client, int64_t ttl, uint64_t until) {
+    const char *name = env("DEMO_ELECTION"), *term_key = env("DEMO_TERM_KEY"), *label = env("DEMO_LABEL");
+    long every = atol(env("DEMO_WRITE_MS"));
+    printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
+    while (left_ms(until) > 0) {
+        printf("{\"t\":%llu,\"ev\":\"campaigning\"}\n", (unsigned long long)mono_ns());
+        etcdlock_lock *leadership = NULL;
+        int rc = etcdlock_election_campaign(client, name, ttl, left_ms(until), NULL, (const uint8_t *)label, strlen(label),
+                                            &leadership);
+        if (rc != ETCDLOCK_OK) { /* ETCDLOCK_E_LOCK_TIMEOUT at the deadline */
+            printf("{\"t\":%llu,\"ev\":\"campaign_ended\",\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   etcdlock_status_str(rc));
+            if (left_ms(until) > 0) sleep_ms(200);
+            continue;
+        }
+        int64_t token = etcdlock_lock_fencing_token(leadership);
+        size_t key_len = 0;
+        const uint8_t *key = etcdlock_lock_key(leadership, &key_len);
+        printf("{\"t\":%llu,\"ev\":\"leading\",\"token\":%lld,\"key\":\"%.*s\"}\n", (unsigned long long)mono_ns(),
+               (long long)token, (int)key_len, (const char *)key);
+        etcdlock_lock_on_lost(leadership, on_lost, (void *)(intptr_t)token);
+        char text[128];
+        int text_len = snprintf(text, sizeof text, "%s leads", label);
+        int64_t rev = 0;
+        rc = etcdlock_election_proclaim(leadership, (const uint8_t *)text, (size_t)text_len, &rev);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"proclaimed\",\"token\":%lld,\"rev\":%lld}\n", (unsigned long long)mono_ns(),
+                   (long long)token, (long long)rev);
+        else
+            printf("{\"t\":%llu,\"ev\":\"proclaim_refused\",\"token\":%lld,\"error\":\"%s\"}\n",
+                   (unsigned long long)mono_ns(), (long long)token, etcdlock_status_str(rc));
+        for (long seq = 1; left_ms(until) > 0 && etcdlock_lock_is_held(leadership); seq++) {
+            text_len = snprintf(text, sizeof text, "%s token %lld write %ld", label, (long long)token, seq);
+            rc = etcdlock_put(client, (const uint8_t *)term_key, strlen(term_key), (const uint8_t *)text, (size_t)text_len,
+                              leadership);
+            if (rc == ETCDLOCK_OK)
+                printf("{\"t\":%llu,\"ev\":\"term_write\",\"token\":%lld,\"seq\":%ld}\n", (unsigned long long)mono_ns(),
+                       (long long)token, seq);
+            else
+                printf("{\"t\":%llu,\"ev\":\"term_refused\",\"token\":%lld,\"seq\":%ld,\"error\":\"%s\"}\n",
+                       (unsigned long long)mono_ns(), (long long)token, seq, etcdlock_status_str(rc));
+            sleep_ms(every);
+        }
+        rc = etcdlock_election_resign(leadership);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"resigned\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
+        else
+            printf("{\"t\":%llu,\"ev\":\"resign_failed\",\"token\":%lld,\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   (long long)token, etcdlock_status_str(rc));
+        etcdlock_lock_free(leadership);
+    }
+}
+
+static void semaphore(etcdlock_client *client, int64_t ttl, uint64_t until) {
+    const char *name = env("DEMO_SEMAPHORE");
+    uint32_t permits = (uint32_t)atol(env("DEMO_PERMITS"));
+    long hold = atol(env("DEMO_HOLD_MS"));
+    printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
+    while (left_ms(until) > 0) {
+        printf("{\"t\":%llu,\"ev\":\"waiting\"}\n", (unsigned long long)mono_ns());
+        etcdlock_lock *permit = NULL;
+        int rc = etcdlock_semaphore_acquire(client, name, permits, ttl, left_ms(until), NULL, &permit);
+        if (rc != ETCDLOCK_OK) {
+            printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"%s\"}\n", (unsigned long long)mono_ns(), etcdlock_status_str(rc));
+            if (left_ms(until) > 0) sleep_ms(200);
+            continue;
+        }
+        int64_t token = etcdlock_lock_fencing_token(permit);
+        size_t key_len = 0;
+        const uint8_t *key = etcdlock_lock_key(permit, &key_len);
+        printf("{\"t\":%llu,\"ev\":\"acquired\",\"token\":%lld,\"key\":\"%.*s\"}\n", (unsigned long long)mono_ns(),
+               (long long)token, (int)key_len, (const char *)key);
+        sleep_ms(hold);
+        printf("{\"t\":%llu,\"ev\":\"releasing\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
+        rc = etcdlock_lock_release(permit);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"released\",\"token\":%lld}\n", (unsigned long long)mono_ns(), (long long)token);
+        else
+            printf("{\"t\":%llu,\"ev\":\"release_failed\",\"token\":%lld,\"error\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   (long long)token, etcdlock_status_str(rc));
+        etcdlock_lock_free(permit);
+    }
+}
+
 int main(void) {
     const char *lock_name = env("DEMO_LOCK"), *counter = env("DEMO_COUNTER");
     int64_t ttl = atoll(env("DEMO_TTL"));
@@ -76,6 +177,13 @@ int main(void) {
         return 1;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *mode = getenv("DEMO_MODE");
+    if (mode && (strcmp(mode, "election") == 0 || strcmp(mode, "semaphore") == 0)) {
+        (strcmp(mode, "election") == 0 ? election : semaphore)(client, ttl, until);
+        etcdlock_client_free(client);
+        printf("{\"t\":%llu,\"ev\":\"done\"}\n", (unsigned long long)mono_ns());
+        return 0;
+    }
     printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
     while (mono_ns() < until) {
         printf("{\"t\":%llu,\"ev\":\"waiting\"}\n", (unsigned long long)mono_ns());

@@ -4,6 +4,10 @@
 // https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
 // DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker then
 // also writes the counter without the lock after each release, which the history checker must catch.
+// DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
+// campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
+// to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
+// semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -25,6 +29,12 @@ async function main() {
     options.tls = { ca: pem('DEMO_TLS_CA'), cert: pem('DEMO_TLS_CERT'), key: pem('DEMO_TLS_KEY') };
   }
   const client = new Client(options);
+  if (env.DEMO_MODE === 'election' || env.DEMO_MODE === 'semaphore') {
+    await (env.DEMO_MODE === 'election' ? election : semaphore)(client, env, until);
+    await client.close();
+    emit({ ev: 'done' });
+    return;
+  }
   emit({ ev: 'ready' });
   while (now() < until) {
     emit({ ev: 'waiting' });
@@ -71,6 +81,77 @@ async function main() {
   emit({ ev: 'metrics', text: client.metricsText() });
   await client.close();
   emit({ ev: 'done' });
+}
+
+// Milliseconds left before until, null once it passed.
+const left = (until) => {
+  const n = now();
+  return n < until ? Math.max(1, Number((until - n) / 1000000n)) : null;
+};
+
+async function election(client, env, until) {
+  const label = env.DEMO_LABEL;
+  const every = Number(env.DEMO_WRITE_MS);
+  const elect = client.election(env.DEMO_ELECTION, { ttl: Number(env.DEMO_TTL) });
+  emit({ ev: 'ready' });
+  while (left(until) !== null) {
+    emit({ ev: 'campaigning' });
+    let leadership;
+    try {
+      leadership = await elect.campaign(label, { timeout: left(until) ?? 1 });
+    } catch (e) {
+      emit({ ev: 'campaign_ended', error: e.code }); // LOCK_TIMEOUT at the deadline
+      if (left(until) !== null) await sleep(200);
+      continue;
+    }
+    const token = Number(leadership.fencingToken);
+    emit({ ev: 'leading', token, key: leadership.key.toString() });
+    leadership.onLost((reason) => emit({ ev: 'lost', token, reason }));
+    try {
+      emit({ ev: 'proclaimed', token, rev: Number(await leadership.proclaim(`${label} leads`)) });
+    } catch (e) {
+      emit({ ev: 'proclaim_refused', token, error: e.code });
+    }
+    for (let seq = 1; left(until) !== null && leadership.isHeld(); seq++) {
+      try {
+        const rev = await client.put(env.DEMO_TERM_KEY, `${label} token ${token} write ${seq}`, { ifHeld: leadership });
+        emit({ ev: 'term_write', token, seq, rev: Number(rev) });
+      } catch (e) {
+        emit({ ev: 'term_refused', token, seq, error: e.code });
+      }
+      await sleep(every);
+    }
+    await leadership.resign().then(
+      () => emit({ ev: 'resigned', token }),
+      (e) => emit({ ev: 'resign_failed', token, error: e.code }),
+    );
+  }
+}
+
+async function semaphore(client, env, until) {
+  const hold = Number(env.DEMO_HOLD_MS);
+  emit({ ev: 'ready' });
+  while (left(until) !== null) {
+    emit({ ev: 'waiting' });
+    let permit;
+    try {
+      permit = await client.semaphore(env.DEMO_SEMAPHORE, {
+        permits: Number(env.DEMO_PERMITS), ttl: Number(env.DEMO_TTL), timeout: left(until) ?? 1,
+      });
+    } catch (e) {
+      emit({ ev: 'error', error: `${e.code}: ${e.message}` }); // LOCK_TIMEOUT at the deadline
+      if (left(until) !== null) await sleep(200);
+      continue;
+    }
+    const token = Number(permit.fencingToken);
+    emit({ ev: 'acquired', token, key: permit.key.toString() });
+    await sleep(hold);
+    emit({ ev: 'releasing', token });
+    await permit.release().then(
+      () => emit({ ev: 'released', token }),
+      (e) => emit({ ev: 'release_failed', token, error: e.code }),
+    );
+  }
 }
 
 main().catch((e) => {

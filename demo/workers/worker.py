@@ -3,6 +3,10 @@
 Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
 DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; time.monotonic_ns reads that clock on Linux); with
 https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
+DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
+campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
+to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
+semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
 """
 import json
 import os
@@ -22,6 +26,10 @@ def main():
     if env.get("DEMO_TLS_CA"):
         tls = {"ca_file": env["DEMO_TLS_CA"], "cert_file": env.get("DEMO_TLS_CERT"), "key_file": env.get("DEMO_TLS_KEY")}
     with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"], **tls) as client:
+        if env.get("DEMO_MODE") in ("election", "semaphore"):
+            (election if env["DEMO_MODE"] == "election" else semaphore)(client, env, until)
+            emit(ev="done")
+            return
         # The value is who queues: the report's queue inspection shows it.
         lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]), value=f"python pid {os.getpid()}")
         emit(ev="ready")
@@ -56,6 +64,73 @@ def main():
                 emit(ev="release_failed", token=token, error=type(e).__name__)
         emit(ev="metrics", text=client.metrics_text())
     emit(ev="done")
+
+
+def left(until):
+    """Seconds left before until (CLOCK_MONOTONIC ns), None once it passed."""
+    now = time.monotonic_ns()
+    return (until - now) / 1e9 if now < until else None
+
+
+def election(client, env, until):
+    label, term_key, every = env["DEMO_LABEL"], env["DEMO_TERM_KEY"], int(env["DEMO_WRITE_MS"]) / 1000
+    elect = client.election(env["DEMO_ELECTION"], ttl=int(env["DEMO_TTL"]))
+    emit(ev="ready")
+    while left(until) is not None:
+        emit(ev="campaigning")
+        try:
+            leadership = elect.campaign(label, timeout=left(until) or 0.001)
+        except etcdlock.Error as e:  # LockTimeout at the deadline
+            emit(ev="campaign_ended", error=type(e).__name__)
+            if left(until) is not None:
+                time.sleep(0.2)
+            continue
+        token = leadership.fencing_token
+        emit(ev="leading", token=token, key=leadership.key.decode())
+        leadership.on_lost(lambda reason, token=token: emit(ev="lost", token=token, reason=reason))
+        try:
+            emit(ev="proclaimed", token=token, rev=leadership.proclaim(f"{label} leads"))
+        except etcdlock.Error as e:
+            emit(ev="proclaim_refused", token=token, error=type(e).__name__)
+        seq = 0
+        while left(until) is not None and leadership.is_leader():
+            seq += 1
+            try:
+                rev = client.put(term_key, f"{label} token {token} write {seq}", if_held=leadership)
+                emit(ev="term_write", token=token, seq=seq, rev=rev)
+            except etcdlock.Error as e:
+                emit(ev="term_refused", token=token, seq=seq, error=type(e).__name__)
+            time.sleep(every)
+        try:
+            leadership.resign()
+            emit(ev="resigned", token=token)
+        except etcdlock.Error as e:
+            emit(ev="resign_failed", token=token, error=type(e).__name__)
+
+
+def semaphore(client, env, until):
+    slots = client.semaphore(env["DEMO_SEMAPHORE"], permits=int(env["DEMO_PERMITS"]), ttl=int(env["DEMO_TTL"]))
+    hold = int(env["DEMO_HOLD_MS"]) / 1000
+    emit(ev="ready")
+    while left(until) is not None:
+        emit(ev="waiting")
+        try:
+            if not slots.acquire(timeout=left(until) or 0.001):
+                continue  # the deadline passed while waiting
+        except etcdlock.Error as e:
+            emit(ev="error", error=f"{type(e).__name__}: {e}")
+            if left(until) is not None:
+                time.sleep(0.2)
+            continue
+        token = slots.fencing_token
+        emit(ev="acquired", token=token, key=slots.key.decode())
+        time.sleep(hold)
+        emit(ev="releasing", token=token)
+        try:
+            slots.release()
+            emit(ev="released", token=token)
+        except etcdlock.Error as e:
+            emit(ev="release_failed", token=token, error=type(e).__name__)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@
 //! DEMO_BREAK=stale is for the soak's positive control only (tests/history/soak.py): the worker
 //! then also writes the counter without the lock after each release, which the history checker
 //! must catch.
+//!
+//! DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (see
+//! `demo/coordination.py`): campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading,
+//! proclaim and make fenced writes to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire → hold
+//! DEMO_HOLD_MS → release on the semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at
+//! DEMO_UNTIL_NS.
 
 use etcdlock::{ClientOptions, Pem, TlsOptions};
 use std::time::Duration;
@@ -66,6 +72,11 @@ async fn main() {
 
     let opts = ClientOptions { tls: tls(), ..Default::default() };
     let client = etcdlock::Client::connect(&endpoints, opts).await.expect("connect");
+    match std::env::var("DEMO_MODE").as_deref() {
+        Ok("election") => return coordination::election(client, ttl, until).await,
+        Ok("semaphore") => return coordination::semaphore(client, ttl, until).await,
+        _ => {}
+    }
     let mutex = client.mutex(lock, ttl).expect("mutex");
     emit("\"ev\":\"ready\"");
     while mono_ns() < until {
@@ -111,4 +122,97 @@ async fn main() {
     emit(&format!("\"ev\":\"metrics\",\"text\":{:?}", client.metrics().prometheus_text()));
     client.close().await;
     emit("\"ev\":\"done\"");
+}
+
+/// The demo's second phase: an election and a semaphore (DEMO_MODE).
+mod coordination {
+    use super::{emit, env, mono_ns};
+    use etcdlock::LockOptions;
+    use std::time::Duration;
+
+    /// Time left before `until`, None once it passed.
+    fn left(until: u64) -> Option<Duration> {
+        let now = mono_ns();
+        (now < until).then(|| Duration::from_nanos(until - now))
+    }
+
+    pub async fn election(client: etcdlock::Client, ttl: i64, until: u64) {
+        let (name, term_key, label) = (env("DEMO_ELECTION"), env("DEMO_TERM_KEY"), env("DEMO_LABEL"));
+        let every = Duration::from_millis(env("DEMO_WRITE_MS").parse().unwrap());
+        let election = client.election(name, ttl).expect("election");
+        emit("\"ev\":\"ready\"");
+        while let Some(timeout) = left(until) {
+            emit("\"ev\":\"campaigning\"");
+            let opts = LockOptions { timeout: Some(timeout), value: label.clone().into_bytes(), ..Default::default() };
+            let leadership = match election.campaign_with(opts).await {
+                Ok(l) => l,
+                Err(e) => {
+                    emit(&format!("\"ev\":\"campaign_ended\",\"error\":\"{}\"", e.kind().code()));
+                    if left(until).is_some() {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    continue;
+                }
+            };
+            let token = leadership.fencing_token();
+            emit(&format!("\"ev\":\"leading\",\"token\":{token},\"key\":{:?}", String::from_utf8_lossy(leadership.key())));
+            let lost = leadership.lost();
+            let watcher = tokio::spawn(async move {
+                let reason = lost.wait().await;
+                emit(&format!("\"ev\":\"lost\",\"token\":{token},\"reason\":\"{reason}\""));
+            });
+            match leadership.proclaim(format!("{label} leads")).await {
+                Ok(rev) => emit(&format!("\"ev\":\"proclaimed\",\"token\":{token},\"rev\":{rev}")),
+                Err(e) => emit(&format!("\"ev\":\"proclaim_refused\",\"token\":{token},\"error\":\"{}\"", e.kind().code())),
+            }
+            let mut seq = 0u64;
+            while left(until).is_some() && leadership.is_leader() {
+                seq += 1;
+                let value = format!("{label} token {token} write {seq}");
+                match leadership.put(term_key.as_bytes(), value.as_bytes()).await {
+                    Ok(rev) => emit(&format!("\"ev\":\"term_write\",\"token\":{token},\"seq\":{seq},\"rev\":{rev}")),
+                    Err(e) => emit(&format!("\"ev\":\"term_refused\",\"token\":{token},\"seq\":{seq},\"error\":\"{}\"", e.kind().code())),
+                }
+                tokio::time::sleep(every).await;
+            }
+            match leadership.resign().await {
+                Ok(()) => emit(&format!("\"ev\":\"resigned\",\"token\":{token}")),
+                Err(e) => emit(&format!("\"ev\":\"resign_failed\",\"token\":{token},\"error\":\"{}\"", e.kind().code())),
+            }
+            watcher.abort();
+        }
+        client.close().await;
+        emit("\"ev\":\"done\"");
+    }
+
+    pub async fn semaphore(client: etcdlock::Client, ttl: i64, until: u64) {
+        let name = env("DEMO_SEMAPHORE");
+        let permits: u32 = env("DEMO_PERMITS").parse().unwrap();
+        let hold = Duration::from_millis(env("DEMO_HOLD_MS").parse().unwrap());
+        let slots = client.semaphore(name, permits, ttl).expect("semaphore");
+        emit("\"ev\":\"ready\"");
+        while let Some(timeout) = left(until) {
+            emit("\"ev\":\"waiting\"");
+            let guard = match slots.acquire_with(LockOptions { timeout: Some(timeout), ..Default::default() }).await {
+                Ok(g) => g,
+                Err(e) => {
+                    emit(&format!("\"ev\":\"error\",\"error\":\"{}\"", e.kind().code()));
+                    if left(until).is_some() {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    continue;
+                }
+            };
+            let token = guard.fencing_token();
+            emit(&format!("\"ev\":\"acquired\",\"token\":{token},\"key\":{:?}", String::from_utf8_lossy(guard.key())));
+            tokio::time::sleep(hold).await;
+            emit(&format!("\"ev\":\"releasing\",\"token\":{token}"));
+            match guard.release().await {
+                Ok(()) => emit(&format!("\"ev\":\"released\",\"token\":{token}")),
+                Err(e) => emit(&format!("\"ev\":\"release_failed\",\"token\":{token},\"error\":\"{}\"", e.kind().code())),
+            }
+        }
+        client.close().await;
+        emit("\"ev\":\"done\"");
+    }
 }
