@@ -116,6 +116,10 @@ async fn observe_reports_each_leader_its_proclamations_and_no_leader() {
     // A second candidate changes nothing; a proclamation does.
     let eb = b.election(name.clone(), 10).unwrap();
     let waiting = tokio::spawn(async move { eb.campaign("b").await });
+    // Queued before the leader resigns: otherwise nobody leads for a moment, and "no leader" is
+    // rightly reported in between.
+    let eps = shared().endpoints();
+    assert!(eventually(Duration::from_secs(5), || async { keys_under(&eps, &format!("{name}/")).await.len() == 2 }).await);
     la.proclaim("a2").await.unwrap();
     assert_eq!(next_change(&mut o).await.unwrap().value, b"a2");
     la.resign().await.unwrap();
