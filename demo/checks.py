@@ -118,6 +118,10 @@ def run_all(events, history, left, counter, done) -> list[tuple[bool, str]]:
         ctl = [e for e in acq if e["lang"] == "etcdctl"]
         results.append((bool(ctl), "etcdctl lock (Go concurrency.Mutex) took its turn in the same queue"
                         + (f" with token {ctl[0]['token']}" if ctl else "")))
+    if "cli" in done:
+        cli = [e for e in acq if e["lang"] == "cli"]
+        results.append((bool(cli), "etcdlock run (the command line) took its turn in the same queue"
+                        + (f" with token {cli[0]['token']} (its $ETCDLOCK_FENCING_TOKEN)" if cli else "")))
     return results
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The etcdlock demo: workers in Rust, Python, Node and C contend for ONE lock on a local
-3-member etcd cluster, through a killed holder, a frozen holder, a leader failure and
-`etcdctl lock` taking its turn. Prints a live timeline, checks the run, writes a report with
+3-member etcd cluster, through a killed holder, a frozen holder, a leader failure, and
+`etcdctl lock` and `etcdlock run` (the command line) taking their turns. Prints a live timeline, checks the run, writes a report with
 an SVG timeline, and exits non-zero if any check fails.
 
     ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2] [--ttl 2]
-              [--episodes kill,freeze,leader,etcdctl,election,semaphore] [--report-dir demo-report] [--tls]
+              [--episodes kill,freeze,leader,etcdctl,cli,election,semaphore] [--report-dir demo-report] [--tls]
 
 After the mutex run, a second phase on the same cluster (demo/coordination.py): one candidate per
 language campaigns in a leader election whose first leader is SIGKILLed, and workers across the
@@ -47,7 +47,7 @@ SECOND_PHASE = ("election", "semaphore")
 LOCK = "demo/lock"
 COUNTER = "demo/counter"
 CHECKER = os.path.join(REPO, "tests", "history", "check.py")
-COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m"}
+COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m", "cli": "\033[33m"}
 RESET, BOLD, RED, GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[32m"
 
 
@@ -58,8 +58,8 @@ def parse_args():
         p.add_argument(f"--{lang}", type=int, default=2, metavar="N", help=f"{lang} worker processes (default 2)")
     p.add_argument("--ttl", type=int, default=2, help="lease TTL in seconds (default 2)")
     p.add_argument("--work-ms", type=int, default=120, help="time each holder spends holding (default 120)")
-    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl,election,semaphore",
-                   help="comma-separated subset of kill,freeze,leader,etcdctl (the mutex run) and "
+    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl,cli,election,semaphore",
+                   help="comma-separated subset of kill,freeze,leader,etcdctl,cli (the mutex run) and "
                    "election,semaphore (the second phase), or 'none'")
     p.add_argument("--permits", type=int, default=3, help="the second phase's semaphore permits (default 3)")
     p.add_argument("--slot-workers", type=int, default=6, metavar="N",
@@ -198,13 +198,16 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
         elif name == "etcdctl":
             run.say("etcdctl lock (etcd's Go concurrency.Mutex) joins the same queue")
             done["etcdctl"] = pool.start_etcdctl(ctl_env)
+        elif name == "cli":
+            run.say("etcdlock run (the command line) joins the same queue")
+            done["cli"] = pool.start_cli(ctl_env)
     return done
 
 
 def main() -> int:
     args = parse_args()
     plan = [] if args.episodes == "none" else [e.strip() for e in args.episodes.split(",") if e.strip()]
-    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl"} - set(SECOND_PHASE)
+    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl", "cli"} - set(SECOND_PHASE)
     if unknown:
         sys.exit(f"unknown episode(s): {', '.join(sorted(unknown))}")
     second = [e for e in plan if e in SECOND_PHASE]
@@ -214,7 +217,7 @@ def main() -> int:
         sys.exit("need at least two workers")
     if not args.no_build:
         print(f"{BOLD}building the workers{RESET} (Rust example, Python and Node packages, C library) ...")
-        workers.build([lang for lang, n in counts.items() if n > 0])
+        workers.build([lang for lang, n in counts.items() if n > 0] + (["cli"] if "cli" in plan else []))
 
     cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None
     try:

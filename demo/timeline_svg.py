@@ -5,7 +5,7 @@ from html import escape
 
 import checks
 
-FILL = {"rust": "#e8772e", "python": "#3572a5", "node": "#3c873a", "c": "#8e44ad", "etcdctl": "#16a0b5"}
+FILL = {"rust": "#e8772e", "python": "#3572a5", "node": "#3c873a", "c": "#8e44ad", "etcdctl": "#16a0b5", "cli": "#b58900"}
 ROW, LEFT, TOP, WIDTH = 26, 110, 54, 1100
 
 

@@ -33,6 +33,8 @@ def build(langs: list[str]) -> None:
         node_dir = os.path.join(REPO, "bindings-node")
         sh(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=node_dir)
         sh(["npm", "run", "--silent", "build"], cwd=node_dir)  # rebuild from current sources (incremental)
+    if "cli" in langs:
+        sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-cli"])
     if "c" in langs:
         sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-c"])
         os.makedirs(os.path.dirname(C_WORKER), exist_ok=True)
@@ -109,6 +111,24 @@ class Pool:
         env["ETCDCTL_API"] = "3"
         w = self._spawn("etcdctl", "etcdctl", [etcdctl, f"--endpoints={ctl['endpoints']}", *ctl.get("flags", []), "lock", f"--ttl={ctl['ttl']}", ctl["lock"], "--",
                                                 sys.executable, "-c", report], env)
+        self.run.add(w, {"ev": "waiting", "t": time.monotonic_ns()})
+        return {"label": w.label, "pid": w.pid}
+
+    def start_cli(self, ctl: dict) -> dict:
+        """`etcdlock run` (the command line) runs a command under the lock; the command reports
+        like a worker, with the fencing token etcdlock hands it (its key's create revision)."""
+        report = (
+            "import json, os, time\n"
+            "ev = lambda **kw: print(json.dumps({'t': time.monotonic_ns(), **kw}), flush=True)\n"
+            "tok, key = int(os.environ['ETCDLOCK_FENCING_TOKEN']), os.environ['ETCDLOCK_KEY']\n"
+            "ev(ev='acquired', token=tok, key=key)\n"
+            "time.sleep(0.2)\n"
+            "ev(ev='releasing', token=tok, key=key)\n"
+        )
+        cli = os.path.join(REPO, "target", "release", "etcdlock")
+        # etcdctl's TLS flags (--cacert, --cert, --key) are accepted as they are.
+        w = self._spawn("cli", "etcdlock-run", [cli, "run", f"--endpoints={ctl['endpoints']}", *ctl.get("flags", []),
+                                                f"--ttl={ctl['ttl']}", ctl["lock"], "--", sys.executable, "-c", report], self.env)
         self.run.add(w, {"ev": "waiting", "t": time.monotonic_ns()})
         return {"label": w.label, "pid": w.pid}
 

@@ -10,11 +10,11 @@
 #   scripts/package.sh c [PREFIX]   bindings-c/install.sh into DESTDIR=dist/c-root, and
 #                               dist/etcdlock-c-V-<os>-<arch>.tar.gz of that tree (default
 #                               PREFIX /usr/local)
-#   scripts/package.sh all      all three
+#   scripts/package.sh cli      dist/etcdlock-cli-V-<os>-<arch>.tar.gz: the `etcdlock` command
+#                               (stripped; needs only the C library) with its README
+#   scripts/package.sh all      all four
 # The binaries are built in the workspace's release profile (target/release, shared with
 # `cargo build --release` and the test suites), and stripped when they are packed.
-# (Room for more: a Rust CLI would be one more case below, `cargo build --release -p <cli>` and
-# a stripped copy in dist/.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dist="${DIST_DIR:-$root/dist}"
@@ -82,10 +82,28 @@ package_c() {
     ls -l "$dist/etcdlock-c-$version-$os-$arch.tar.gz" >&2
 }
 
+package_cli() {
+    log "cli (cargo build --release -p etcdlock-cli, stripped)"
+    (cd "$root" && cargo build --quiet --release -p etcdlock-cli)
+    local os arch name stage
+    os="$(uname -s | tr '[:upper:]' '[:lower:]')"
+    arch="$(uname -m)"
+    name="etcdlock-cli-$version-$os-$arch"
+    stage="$(mktemp -d)"
+    mkdir -p "$stage/$name/bin"
+    cp "$root/target/release/etcdlock" "$stage/$name/bin/etcdlock"
+    strip "$stage/$name/bin/etcdlock"
+    cp "$root/cli/README.md" "$root/LICENSE" "$stage/$name/"
+    tar -C "$stage" -czf "$dist/$name.tar.gz" "$name"
+    rm -rf "$stage"
+    ls -l "$dist/$name.tar.gz" >&2
+}
+
 case "${1:-all}" in
     python) package_python ;;
     node) package_node ;;
     c) shift; package_c "$@" ;;
-    all) package_c; package_node; package_python ;;
-    *) echo "usage: scripts/package.sh python|node|c [PREFIX]|all" >&2; exit 2 ;;
+    cli) package_cli ;;
+    all) package_c; package_cli; package_node; package_python ;;
+    *) echo "usage: scripts/package.sh python|node|c [PREFIX]|cli|all" >&2; exit 2 ;;
 esac

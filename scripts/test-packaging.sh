@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packaging test (issue #20): builds every artifact once with scripts/package.sh, then installs
+# Packaging test (issues #20, #39): builds every artifact once with scripts/package.sh, then installs
 # each into a clean place with cargo, rustc, rustup and protoc unusable (stubs first on PATH that
 # fail and log the call; no PROTOC), and uses it against an etcd started here:
 #   - the wheel in a fresh venv: the Python README's sync and asyncio examples
@@ -10,6 +10,8 @@
 #     built by a CMake project (find_package(etcdlock CONFIG)) and by plain cc with pkg-config,
 #     each shared (no rpath) and static, and examples/basic.cpp (the C++ RAII wrapper
 #     include/etcdlock.hpp) both ways, shared; DESTDIR staging and --uninstall;
+#   - the `etcdlock` command line's tarball, unpacked: stripped, no library beyond the C
+#     library's, `run` and `status` against the etcd;
 #   - the sdist, unpacked in an empty directory and built into a wheel by pip (cargo allowed
 #     here, protoc not), which then passes the same venv test.
 # Prints "ok - ..." / "FAIL - ..." lines and exits non-zero if any check failed. Every command
@@ -78,10 +80,10 @@ echo "== Packaging: build every artifact once (scripts/package.sh, with cargo bu
 dist="$tmp/dist"
 t0=$SECONDS
 if env -u PROTOC PATH="$stubs/protoc-only:$PATH" DIST_DIR="$dist" \
-        timeout 3600 bash -c 'bash scripts/package.sh node && bash scripts/package.sh python'; then
-    ok "scripts/package.sh node + python ($((SECONDS - t0)) s)"
+        timeout 3600 bash -c 'bash scripts/package.sh node && bash scripts/package.sh cli && bash scripts/package.sh python'; then
+    ok "scripts/package.sh node + cli + python ($((SECONDS - t0)) s)"
 else
-    fail "scripts/package.sh node + python"
+    fail "scripts/package.sh node + cli + python"
 fi
 calls_clean "the package builds did not call protoc"
 wheel="$(ls "$dist"/etcdlock-"$version"-*.whl 2>/dev/null | head -1)"
@@ -191,6 +193,33 @@ if [ -f "$tgz" ]; then
 fi
 
 # ----------------------------------------------------------------------------------------- C ---
+# --------------------------------------------------------------------------------------- CLI ---
+cli_tgz="$(ls "$dist"/etcdlock-cli-"$version"-*.tar.gz 2>/dev/null | head -1)"
+if [ -f "$cli_tgz" ]; then
+    echo "== Packaging: command line $(basename "$cli_tgz")"
+    size_ok "etcdlock-cli tarball" "$cli_tgz"
+    mkdir -p "$tmp/cli-root"
+    tar -C "$tmp/cli-root" -xzf "$cli_tgz"
+    cli_bin="$(ls "$tmp"/cli-root/etcdlock-cli-*/bin/etcdlock)"
+    check "etcdlock binary is stripped (no symbol table)" bash -c "! readelf -S '$cli_bin' | grep -q '\.symtab'"
+    check "etcdlock needs no library beyond the C library's" \
+        bash -c "! ldd '$cli_bin' | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libgcc_s|libpthread|libdl|librt'"
+    rm -f "$tmp/calls.log"
+    check "etcdlock --version" no_toolchain_no_cc timeout 10 "$cli_bin" --version
+    cli_name="packaging/cli-$$"
+    check "etcdlock run (ETCDLOCK_ENDPOINTS from the environment) runs the command under the lock" \
+        no_toolchain_no_cc timeout 30 "$cli_bin" run "$cli_name" -- sh -c 'test -n "$ETCDLOCK_FENCING_TOKEN"'
+    if no_toolchain_no_cc timeout 30 "$cli_bin" status "$cli_name" >"$tmp/status.out" 2>&1; then
+        cat "$tmp/status.out"; fail "etcdlock status: the lock is free after the run (exit 1 expected)"
+    else
+        [ $? = 1 ] && grep -q free "$tmp/status.out" && ok "etcdlock status: free after the run" \
+            || { cat "$tmp/status.out"; fail "etcdlock status"; }
+    fi
+    calls_clean "etcdlock: nothing called cargo, rustc, protoc or a C compiler"
+else
+    fail "no etcdlock-cli tarball in $dist"
+fi
+
 echo "== Packaging: C library (install.sh --no-build from target/release)"
 # install.sh --no-build needs no cargo: the release build above (package.sh) made the library.
 check "cargo build --release -p etcdlock-c (no protoc)" env -u PROTOC PATH="$stubs/protoc-only:$PATH" cargo build --quiet --release -p etcdlock-c

@@ -18,6 +18,8 @@ TARGETS = {
     "python": (ROOT / "bindings-python" / "tests", ("*.py",)),
     "node": (ROOT / "bindings-node" / "test", ("*.js", "*.mjs", "*.cjs", "*.ts")),
     "c": (ROOT / "bindings-c" / "tests", ("*.c", "*.cpp", "*.cc", "*.sh", "*.py")),
+    # The `etcdlock` command line, run as a process (cli/tests/).
+    "cli": (ROOT / "cli" / "tests", ("*.rs",)),
     # Fault scenarios on a 3-member cluster, judged by the history checker (tests/history/).
     "scenarios": (ROOT / "tests" / "history", ("test_*.py",)),
 }

@@ -73,6 +73,12 @@ impl LeaseState {
         Duration::from_nanos(self.deadline_nanos.load(Ordering::Acquire))
     }
 
+    /// The moment (of [`clock::now`]) before which the server cannot expire the lease: the local
+    /// deadline plus its safety margin, i.e. the last acknowledged send time plus the TTL.
+    pub fn server_expiry_floor(&self) -> Duration {
+        self.deadline() + self.margin()
+    }
+
     /// Whether the grant is so recent that a member may not have applied it yet: etcd answers
     /// keepalives on the leader, which can apply the grant after the member that confirmed it.
     /// "Not found" then does not mean the lease is gone.
@@ -180,6 +186,28 @@ impl Lease {
             return Duration::ZERO;
         }
         self.inner.state.deadline().saturating_sub(clock::now())
+    }
+
+    /// The moment before which etcd cannot expire this lease, as far as this process knows:
+    /// the send time of the last acknowledged keepalive plus the TTL. The local deadline (see
+    /// [`Lease::remaining`]) comes a safety margin (TTL/10, 50 ms to 1 s) before it. `None` when
+    /// the lease is gone for another reason than that deadline: revoked, or reported expired by
+    /// the server.
+    pub fn expires_no_sooner_than(&self) -> Option<std::time::Instant> {
+        let state = &self.inner.state;
+        state.check_deadline();
+        let (now, floor) = (clock::now(), state.server_expiry_floor());
+        match state.lost.reason() {
+            None => {}
+            // Lost at the local deadline: the floor is the margin after it.
+            Some(LostReason::Expired) if now >= state.deadline() => {}
+            Some(_) => return None,
+        }
+        let base = std::time::Instant::now();
+        Some(match floor.checked_sub(now) {
+            Some(ahead) => base + ahead,
+            None => base.checked_sub(now - floor).unwrap_or(base),
+        })
     }
 
     /// Why the lease was lost, if it was.

@@ -131,6 +131,31 @@ impl LockGuard {
         self.shared.lost.reason()
     }
 
+    /// The moment before which etcd cannot hand this lock to anyone else, as far as this
+    /// process knows: when its lease could expire on the server at the earliest (see
+    /// [`Lease::expires_no_sooner_than`]). `None` when another may hold it already: the key
+    /// was deleted, the lease revoked or reported gone, the client closed, or the lock was
+    /// released. After a loss at the local deadline ([`LostReason::Expired`]) it is a safety
+    /// margin after that loss: the time left to stop whatever the lock protected, and what
+    /// the `etcdlock run` command line bounds its kill grace by.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: etcdlock::LockGuard) {
+    /// guard.lost().wait().await;
+    /// match guard.exclusive_until() {
+    ///     Some(t) => println!("stop within {:?}", t.saturating_duration_since(std::time::Instant::now())),
+    ///     None => println!("another holder may run already: stop now"),
+    /// }
+    /// # }
+    /// ```
+    pub fn exclusive_until(&self) -> Option<std::time::Instant> {
+        match self.lost_reason() {
+            _ if self.is_released() => None,
+            None | Some(LostReason::Expired) => self.shared.lease.expires_no_sooner_than(),
+            Some(_) => None,
+        }
+    }
+
     /// Fires once when the lock is lost (not when it is released).
     pub fn lost(&self) -> LostSignal {
         monitor::start(&self.shared, None);

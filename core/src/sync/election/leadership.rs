@@ -50,6 +50,12 @@ impl Leadership {
         self.guard.lost_reason()
     }
 
+    /// The moment before which etcd cannot let another candidate lead: see
+    /// [`LockGuard::exclusive_until`].
+    pub fn exclusive_until(&self) -> Option<std::time::Instant> {
+        self.guard.exclusive_until()
+    }
+
     /// Fires once when leadership is lost (not when it is resigned).
     pub fn lost(&self) -> LostSignal {
         self.guard.lost()

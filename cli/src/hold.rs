@@ -1,0 +1,143 @@
+//! Running the command while a lock (a permit, a leadership) is held: what `run` and `elect`
+//! share. The command is stopped before anyone else can get the lock once it is lost, and the
+//! lock is released only when nothing of the command is left.
+
+use crate::args::Hold;
+use crate::child::{self, Child};
+use crate::exit::{Exit, LOST};
+use crate::signals::Signals;
+use etcdlock::{CancellationToken, ErrorKind, LockGuard, LostReason};
+use std::future::Future;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the command is told about the lock it runs under.
+pub fn env(name: &str, guard: &LockGuard, endpoints: &[String]) -> Vec<(String, String)> {
+    let key = String::from_utf8_lossy(guard.key()).into_owned();
+    let token = guard.fencing_token().to_string();
+    vec![
+        ("ETCDLOCK_NAME".into(), name.into()),
+        ("ETCDLOCK_KEY".into(), key.clone()),
+        ("ETCDLOCK_FENCING_TOKEN".into(), token.clone()),
+        ("ETCDLOCK_LEASE".into(), format!("{:x}", guard.lease_id())),
+        ("ETCDLOCK_ENDPOINTS".into(), endpoints.join(",")),
+        // What `etcdctl lock NAME CMD` sets; REV is the key's create revision here.
+        ("ETCD_LOCK_KEY".into(), key),
+        ("ETCD_LOCK_REV".into(), token),
+    ]
+}
+
+/// Awaits `acquiring` (whose options carry `cancel`). A signal cancels it: the acquire leaves
+/// the queue (its key is deleted before it returns) and the exit is 128 + the signal. A busy
+/// lock or a timeout exits with `conflict`.
+pub async fn acquire(
+    acquiring: impl Future<Output = etcdlock::Result<LockGuard>>,
+    cancel: &CancellationToken,
+    signals: &mut Signals,
+    name: &str,
+    conflict: u8,
+) -> Result<LockGuard, Exit> {
+    tokio::pin!(acquiring);
+    let mut caught = None;
+    let result = loop {
+        tokio::select! {
+            r = &mut acquiring => break r,
+            sig = signals.next() => {
+                caught.get_or_insert(sig);
+                cancel.cancel();
+            }
+        }
+    };
+    match (result, caught) {
+        (Ok(g), None) => Ok(g),
+        (Ok(g), Some(sig)) => {
+            let _ = g.release().await;
+            Err(Exit::signal(sig))
+        }
+        (Err(_), Some(sig)) => Err(Exit::signal(sig)),
+        (Err(e), None) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::LockTimeout) => {
+            let what = if e.kind() == ErrorKind::WouldBlock { "is busy" } else { "was not free in time" };
+            Err(Exit::fail(conflict, format!("{name:?} {what}")))
+        }
+        (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// Runs `cmd` under `guard`, then releases it. The command's exit status, or [`LOST`].
+pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
+    let mut child = match child::spawn(cmd, hold.shell, &env(name, &guard, endpoints)) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = guard.release().await;
+            return e;
+        }
+    };
+    let grace = Duration::from_secs_f64(hold.kill_grace);
+    let lost = guard.lost();
+    let ended = loop {
+        tokio::select! {
+            biased;
+            reason = lost.wait() => break Err(reason),
+            status = child.exited() => break Ok(status),
+            sig = signals.next() => child.signal_group(sig),
+        }
+    };
+    let ended = match ended {
+        // A loss seen only now may have come while the command ran.
+        Ok(status) => match guard.lost_reason() {
+            None => Ok(status),
+            Some(reason) => Err(reason),
+        },
+        Err(reason) => Err(reason),
+    };
+    match ended {
+        Ok(status) => {
+            // Whatever the command left in its group stops before the lock goes: the next
+            // holder may start as soon as it does.
+            if child.group_alive() {
+                child.stop_group(Instant::now() + grace).await;
+            }
+            match guard.release().await {
+                Ok(()) => child::exit_of(status),
+                Err(e) if e.kind() == ErrorKind::NotHeld => lost_exit(name, e.message()),
+                Err(e) => {
+                    // The command ran to its end under the lock; the key goes with the lease.
+                    eprintln!("etcdlock: warning: releasing {name:?}: {e}");
+                    child::exit_of(status)
+                }
+            }
+        }
+        Err(reason) => {
+            stop_at_loss(&guard, &mut child, grace).await;
+            // The key is deleted if it is still this acquisition's (fenced); usually it is gone.
+            let _ = guard.release().await;
+            lost_exit(name, &format!("{reason}: {}", describe(reason)))
+        }
+    }
+}
+
+/// SIGTERM to the group, SIGKILL after the grace, and never later than etcd could hand the
+/// lock to another: at once if it may have already.
+async fn stop_at_loss(guard: &LockGuard, child: &mut Child, grace: Duration) {
+    let now = Instant::now();
+    let kill_at = match guard.exclusive_until() {
+        Some(t) => (now + grace).min(now + t.saturating_duration_since(std::time::Instant::now())),
+        None => now,
+    };
+    child.stop_group(kill_at).await;
+    // SIGKILL was sent if anything was left: the reaper has the status within moments.
+    let _ = tokio::time::timeout(Duration::from_secs(5), child.exited()).await;
+}
+
+fn describe(reason: LostReason) -> &'static str {
+    match reason {
+        LostReason::Expired => "its lease expired (no keepalive acknowledged in time)",
+        LostReason::KeyDeleted => "its key was deleted",
+        LostReason::Revoked => "its lease was revoked",
+        LostReason::Closed => "the connection was closed",
+    }
+}
+
+fn lost_exit(name: &str, why: &str) -> Exit {
+    Exit::fail(LOST, format!("lost {name:?} while the command ran ({why}); the command's process group was stopped"))
+}

@@ -1,0 +1,66 @@
+//! `etcdlock`: run a command under an etcd lock (stopped before anyone else can get the lock),
+//! show a lock's queue, campaign in or observe an election. See `etcdlock --help`.
+
+mod args;
+mod child;
+mod connect;
+mod elect;
+mod exit;
+mod hold;
+mod run;
+mod signals;
+mod status;
+mod value;
+
+use args::{Cli, Command};
+use clap::Parser;
+use exit::Exit;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
+    let conn = match &cli.command {
+        Command::Run(a) => &a.conn,
+        Command::Status(a) => &a.conn,
+        Command::Elect(a) => &a.conn,
+    };
+    connect::log_to_stderr(conn);
+    let exit = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(dispatch(cli.command)),
+        Err(e) => Exit::fail(exit::SOFTWARE, format!("cannot start: {e}")),
+    };
+    if let Some(message) = &exit.message {
+        eprintln!("etcdlock: {message}");
+    }
+    // Bounded: a member that stopped answering cannot keep the process from exiting.
+    let _ = etcdlock::runtime::shutdown(std::time::Duration::from_secs(2));
+    std::process::exit(exit.code.into());
+}
+
+/// Help and version as clap prints them; a usage error as one line, exit 2.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:")).map(str::trim).filter(|l| !l.is_empty()).collect();
+    let line = lines.join(" ");
+    eprintln!("etcdlock: {} (see --help)", line.strip_prefix("error: ").unwrap_or(&line));
+    std::process::exit(exit::USAGE.into());
+}
+
+async fn dispatch(command: Command) -> Exit {
+    // Caught before anything is sent, so that no signal ends the process with a key in etcd.
+    let mut signals = match signals::Signals::catch() {
+        Ok(s) => s,
+        Err(e) => return Exit::fail(exit::SOFTWARE, format!("cannot catch signals: {e}")),
+    };
+    match command {
+        Command::Run(a) => run::main(a, &mut signals).await,
+        Command::Status(a) => status::main(a).await,
+        Command::Elect(a) => elect::main(a, &mut signals).await,
+    }
+}

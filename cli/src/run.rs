@@ -1,0 +1,51 @@
+//! `etcdlock run NAME -- CMD`: wait for the lock (or a semaphore permit), run the command
+//! under it, release when it exits.
+
+use crate::args::Run;
+use crate::exit::{Exit, USAGE};
+use crate::signals::Signals;
+use crate::{connect, hold, value};
+use etcdlock::{CancellationToken, Client, LockGuard, LockOptions};
+use std::time::Duration;
+
+pub async fn main(args: Run, signals: &mut Signals) -> Exit {
+    if args.cmd.is_empty() || args.cmd[0].is_empty() {
+        return Exit::fail(USAGE, "no command given after --");
+    }
+    let client = match connect::connect(&args.conn).await {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let exit = run(&client, &args, signals).await;
+    // Revokes the lease: nothing of this run is left in etcd.
+    client.close().await;
+    exit
+}
+
+async fn run(client: &Client, args: &Run, signals: &mut Signals) -> Exit {
+    let queued = value::queued();
+    let guard = match acquire(client, args, queued.clone(), signals).await {
+        Ok(g) => g,
+        Err(e) => return e,
+    };
+    // Who holds and since when, for `etcdlock status`; a lock lost already shows below.
+    let _ = guard.set_value(&value::held(&queued)).await;
+    hold::run(guard, &args.name, &args.cmd, &args.hold, &args.conn.endpoints, signals).await
+}
+
+/// The lock or a permit, leaving the queue on a signal.
+async fn acquire(client: &Client, args: &Run, value: Vec<u8>, signals: &mut Signals) -> Result<LockGuard, Exit> {
+    let cancel = CancellationToken::new();
+    let opts = LockOptions {
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        cancel: Some(cancel.clone()),
+        value,
+    };
+    let acquiring = async {
+        match args.permits {
+            Some(n) => client.semaphore(args.name.as_str(), n, args.hold.ttl)?.acquire_with(opts).await,
+            None => client.mutex(args.name.as_str(), args.hold.ttl)?.lock_with(opts).await,
+        }
+    };
+    hold::acquire(acquiring, &cancel, signals, &args.name, args.conflict_exit_code).await
+}
