@@ -159,6 +159,10 @@ async fn losing_quorum_loses_the_lock_at_its_deadline_and_nothing_comes_back() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(!g.is_held());
     assert_eq!(g.lost_reason(), Some(etcdlock::LostReason::Expired));
+    // covers: LOCK-EXCLUSIVE-001 (lost at the local deadline: etcd cannot expire the lease
+    // before the margin after it, TTL/10 = 300 ms here, and may right after)
+    let until = g.exclusive_until().expect("lost at the local deadline").saturating_duration_since(std::time::Instant::now());
+    assert!(until <= Duration::from_millis(300), "{until:?}");
     let reason = tokio::time::timeout(Duration::from_secs(5), g.lost().wait()).await;
     assert_eq!(reason.ok(), Some(etcdlock::LostReason::Expired));
     // The waiter gives up at its timeout: bounded, no hang, even though its cleanup cannot

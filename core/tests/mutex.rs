@@ -273,19 +273,23 @@ async fn waiter_whose_lease_is_revoked_fails_promptly() {
     client.close().await;
 }
 
-// covers: LOCK-LOST-001, LOCK-RELEASE-001
+// covers: LOCK-LOST-001, LOCK-RELEASE-001, LOCK-EXCLUSIVE-001
 #[tokio::test]
 async fn holder_learns_when_its_key_is_deleted() {
     let client = client().await;
     let name = prefix("keydel") + "lock";
     let m = client.mutex(name.clone(), 10).unwrap();
     let g = m.lock().await.unwrap();
+    // Held: nobody else can get it before the grant's (or last keepalive's) send time + TTL.
+    let until = g.exclusive_until().expect("held").saturating_duration_since(std::time::Instant::now());
+    assert!(until > Duration::from_secs(8) && until <= Duration::from_secs(10), "{until:?}");
     let key = String::from_utf8(g.key().to_vec()).unwrap();
     let out = etcdctl_cmd(&shared().endpoints()[0], &["del", &key]).output().unwrap();
     assert!(out.status.success());
     let reason = tokio::time::timeout(Duration::from_secs(5), g.lost().wait()).await.unwrap();
     assert_eq!(reason, LostReason::KeyDeleted);
     assert!(!g.is_held());
+    assert_eq!(g.exclusive_until(), None, "the key is gone: another may hold the lock already");
     assert_eq!(g.put(b"x", b"y").await.unwrap_err().kind(), ErrorKind::NotHeld);
     assert_eq!(g.release().await.unwrap_err().kind(), ErrorKind::NotHeld);
     client.close().await;
