@@ -1018,14 +1018,19 @@ class Watch {
  * @property {bigint} fencingToken the key's create revision: its token once it holds
  * @property {bigint} lease the lease the key is bound to
  * @property {number | null} ttl seconds the lease has left on the server (null: gone)
- * @property {Buffer} value what the acquire attached (`lock(name, { value })`); empty for none
+ * @property {Buffer} value what the acquire attached (`lock(name, { value })`), an election's
+ *   proposal; empty for none
+ * @property {string} mode `'read'` or `'write'` for a read-write lock's key, `'permits=N'` for a
+ *   semaphore's of N, `''` for a lock's or an election's (the value comes without it)
  */
 
 /**
  * A lock's queue as etcd has it at one revision.
  * @typedef {object} LockState
- * @property {QueueEntry | null} holder null when the lock is free
- * @property {QueueEntry[]} waiters the others, in the order they will hold the lock
+ * @property {QueueEntry | null} holder the oldest key; null when the lock is free
+ * @property {QueueEntry[]} holders every key that holds, oldest first: the holder alone for a lock,
+ *   an election or a writer; up to N for a semaphore of N; the readers older than every writer
+ * @property {QueueEntry[]} waiters the keys that do not hold, in queue order
  * @property {bigint} revision the etcd revision the queue was read at
  */
 

@@ -187,11 +187,15 @@ export interface QueueEntry {
   /** Seconds the lease has left; null when it is gone. */
   ttl: number | null
   value: Buffer
+  /** `read`/`write` for a read-write lock's key, `permits=N` for a semaphore's, `` otherwise. */
+  mode: string
 }
 
 /** A lock's queue at one revision. */
 export interface LockState {
   holder: QueueEntry | null
+  /** Every key that holds, oldest first. */
+  holders: Array<QueueEntry>
   waiters: Array<QueueEntry>
   revision: bigint
 }

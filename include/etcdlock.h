@@ -375,15 +375,22 @@ typedef struct etcdlock_queue_entry {
    */
   int64_t ttl_s;
   /**
-   * What the acquire attached (etcdlock_lock_acquire_with_value); empty for none.
+   * What the acquire attached (etcdlock_lock_acquire_with_value), an election's proposal;
+   * empty for none.
    */
   const uint8_t *value;
   size_t value_len;
+  /**
+   * NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
+   * semaphore's of N, "" for a lock's or an election's (the value comes without it).
+   */
+  const char *mode;
 } etcdlock_queue_entry;
 
 /**
- * A lock's queue at one revision: `entries[0]` is the holder when `n_entries` > 0, the
- * others wait in that order. Free with etcdlock_lock_state_free.
+ * A lock's queue at one revision: the first `n_holders` entries hold (the holder alone for a
+ * lock, an election or a writer; up to N for a semaphore of N; the readers older than every
+ * writer), the others wait in that order. Free with etcdlock_lock_state_free.
  */
 typedef struct etcdlock_lock_state {
   const struct etcdlock_queue_entry *entries;
@@ -392,6 +399,10 @@ typedef struct etcdlock_lock_state {
    * The etcd revision the queue was read at.
    */
   int64_t revision;
+  /**
+   * How many of the first entries hold: 0 when the lock is free.
+   */
+  size_t n_holders;
 } etcdlock_lock_state;
 
 /**
@@ -610,7 +621,7 @@ void etcdlock_observer_free(struct etcdlock_observer *observer);
  *     etcdlock_lock_state *st = NULL;
  *     if (etcdlock_inspect(client, "jobs", &st) == ETCDLOCK_OK) {
  *         for (size_t i = 0; i < st->n_entries; i++)
- *             printf("%s token %lld value %.*s\n", i == 0 ? "holder" : "waiter",
+ *             printf("%s token %lld value %.*s\n", i < st->n_holders ? "holder" : "waiter",
  *                    (long long)st->entries[i].fencing_token,
  *                    (int)st->entries[i].value_len, (const char *)st->entries[i].value);
  *         etcdlock_lock_state_free(st);

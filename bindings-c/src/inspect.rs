@@ -16,19 +16,26 @@ pub struct etcdlock_queue_entry {
     pub lease: i64,
     /// Seconds the lease has left on the server; -1 when it is gone (the key goes with it).
     pub ttl_s: i64,
-    /// What the acquire attached (etcdlock_lock_acquire_with_value); empty for none.
+    /// What the acquire attached (etcdlock_lock_acquire_with_value), an election's proposal;
+    /// empty for none.
     pub value: *const u8,
     pub value_len: usize,
+    /// NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
+    /// semaphore's of N, "" for a lock's or an election's (the value comes without it).
+    pub mode: *const c_char,
 }
 
-/// A lock's queue at one revision: `entries[0]` is the holder when `n_entries` > 0, the
-/// others wait in that order. Free with etcdlock_lock_state_free.
+/// A lock's queue at one revision: the first `n_holders` entries hold (the holder alone for a
+/// lock, an election or a writer; up to N for a semaphore of N; the readers older than every
+/// writer), the others wait in that order. Free with etcdlock_lock_state_free.
 #[repr(C)]
 pub struct etcdlock_lock_state {
     pub entries: *const etcdlock_queue_entry,
     pub n_entries: usize,
     /// The etcd revision the queue was read at.
     pub revision: i64,
+    /// How many of the first entries hold: 0 when the lock is free.
+    pub n_holders: usize,
 }
 
 /// What etcdlock_inspect hands out: the C view first, then the storage it points into.
@@ -37,6 +44,7 @@ struct Owned {
     view: etcdlock_lock_state,
     entries: Vec<etcdlock_queue_entry>,
     data: Vec<etcdlock::QueueEntry>,
+    modes: Vec<std::ffi::CString>,
 }
 
 /// Reads the queue of lock `name` (whoever holds or waits: this library, `etcdctl lock`, Go's
@@ -46,7 +54,7 @@ struct Owned {
 ///     etcdlock_lock_state *st = NULL;
 ///     if (etcdlock_inspect(client, "jobs", &st) == ETCDLOCK_OK) {
 ///         for (size_t i = 0; i < st->n_entries; i++)
-///             printf("%s token %lld value %.*s\n", i == 0 ? "holder" : "waiter",
+///             printf("%s token %lld value %.*s\n", i < st->n_holders ? "holder" : "waiter",
 ///                    (long long)st->entries[i].fencing_token,
 ///                    (int)st->entries[i].value_len, (const char *)st->entries[i].value);
 ///         etcdlock_lock_state_free(st);
@@ -60,10 +68,14 @@ pub unsafe extern "C" fn etcdlock_inspect(client: *mut etcdlock_client, name: *c
         etcdlock::check_lock_name(&name)?;
         let client = c.client.clone();
         let state = ffi::block(async move { client.inspect(&name).await })?;
-        let data: Vec<etcdlock::QueueEntry> = state.holder.into_iter().chain(state.waiters).collect();
+        let n_holders = state.holders.len();
+        let data: Vec<etcdlock::QueueEntry> = state.holders.into_iter().chain(state.waiters).collect();
+        // A mode is ASCII without NUL (the core makes it).
+        let modes: Vec<std::ffi::CString> = data.iter().map(|e| std::ffi::CString::new(e.mode.clone()).unwrap_or_default()).collect();
         let entries: Vec<etcdlock_queue_entry> = data
             .iter()
-            .map(|e| etcdlock_queue_entry {
+            .zip(&modes)
+            .map(|(e, mode)| etcdlock_queue_entry {
                 key: e.key.as_ptr(),
                 key_len: e.key.len(),
                 fencing_token: e.fencing_token,
@@ -71,11 +83,12 @@ pub unsafe extern "C" fn etcdlock_inspect(client: *mut etcdlock_client, name: *c
                 ttl_s: e.ttl.unwrap_or(-1),
                 value: e.value.as_ptr(),
                 value_len: e.value.len(),
+                mode: mode.as_ptr(),
             })
             .collect();
-        let view = etcdlock_lock_state { entries: entries.as_ptr(), n_entries: entries.len(), revision: state.revision };
+        let view = etcdlock_lock_state { entries: entries.as_ptr(), n_entries: entries.len(), revision: state.revision, n_holders };
         // Moving the Vecs into the box keeps their heap buffers where the view points.
-        let owned = Box::new(Owned { view, entries, data });
+        let owned = Box::new(Owned { view, entries, data, modes });
         unsafe { *out = Box::into_raw(owned).cast::<etcdlock_lock_state>() };
         Ok(())
     })

@@ -131,10 +131,100 @@ static void test_bad_value_and_name_refused(void) {
     etcdlock_client_free(c);
 }
 
+/* A semaphore permit (permits > 0) or a write lock taken on a thread, held until released. */
+struct third {
+    etcdlock_client *client;
+    const char *name;
+    uint32_t permits;
+    int rc;
+};
+
+static void *take_and_release(void *arg) {
+    struct third *t = arg;
+    etcdlock_lock *l = NULL;
+    t->rc = t->permits ? etcdlock_semaphore_acquire(t->client, t->name, t->permits, 10, 20000, NULL, &l)
+                       : etcdlock_rwlock_write(t->client, t->name, 10, 20000, NULL, &l);
+    if (l) {
+        etcdlock_lock_release(l);
+        etcdlock_lock_free(l);
+    }
+    return NULL;
+}
+
+/* Waits up to 5 s for `n` keys under `name`/. */
+static void queued(const char *name, int n) {
+    char prefix[140];
+    snprintf(prefix, sizeof prefix, "%s/", name);
+    for (int k = 0; k < 100 && count_keys(prefix) < n; k++) sleep_ms(50);
+    CHECK(count_keys(prefix) == n);
+}
+
+static int mode_is(const etcdlock_lock_state *st, size_t i, const char *mode) {
+    return st && i < st->n_entries && strcmp(st->entries[i].mode, mode) == 0;
+}
+
+/* covers: LOCK-INSPECT-002 */
+static void test_inspect_every_holder_of_each_kind(void) {
+    etcdlock_client *c = connect_client();
+    char name[128];
+    unique(name, sizeof name, "inspect-slots");
+    etcdlock_lock *p1 = NULL, *p2 = NULL;
+    CHECK_RC(etcdlock_semaphore_acquire(c, name, 2, 10, 5000, NULL, &p1), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_semaphore_acquire(c, name, 2, 10, 5000, NULL, &p2), ETCDLOCK_OK);
+    struct third t = {c, name, 2, -1};
+    pthread_t th;
+    pthread_create(&th, NULL, take_and_release, &t);
+    queued(name, 3);
+    etcdlock_lock_state *st = NULL;
+    CHECK_RC(etcdlock_inspect(c, name, &st), ETCDLOCK_OK);
+    CHECK(st && st->n_entries == 3 && st->n_holders == 2);
+    CHECK(mode_is(st, 0, "permits=2") && mode_is(st, 1, "permits=2") && mode_is(st, 2, "permits=2"));
+    CHECK(st && st->n_entries == 3 && st->entries[0].value_len == 0);
+    etcdlock_lock_state_free(st);
+    etcdlock_lock_release(p1);
+    pthread_join(th, NULL);
+    CHECK_RC(t.rc, ETCDLOCK_OK);
+    etcdlock_lock_release(p2);
+    etcdlock_lock_free(p1);
+    etcdlock_lock_free(p2);
+
+    unique(name, sizeof name, "inspect-cfg");
+    etcdlock_lock *r1 = NULL, *r2 = NULL;
+    CHECK_RC(etcdlock_rwlock_read(c, name, 10, 5000, NULL, &r1), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_rwlock_read(c, name, 10, 5000, NULL, &r2), ETCDLOCK_OK);
+    struct third w = {c, name, 0, -1};
+    pthread_create(&th, NULL, take_and_release, &w);
+    queued(name, 3);
+    st = NULL;
+    CHECK_RC(etcdlock_inspect(c, name, &st), ETCDLOCK_OK);
+    CHECK(st && st->n_entries == 3 && st->n_holders == 2);
+    CHECK(mode_is(st, 0, "read") && mode_is(st, 1, "read") && mode_is(st, 2, "write"));
+    etcdlock_lock_state_free(st);
+    etcdlock_lock_release(r1);
+    etcdlock_lock_release(r2);
+    pthread_join(th, NULL);
+    CHECK_RC(w.rc, ETCDLOCK_OK);
+    etcdlock_lock_free(r1);
+    etcdlock_lock_free(r2);
+
+    unique(name, sizeof name, "inspect-svc");
+    etcdlock_lock *leader = NULL;
+    CHECK_RC(etcdlock_election_campaign(c, name, 10, 5000, NULL, (const uint8_t *)"node-1", 6, &leader), ETCDLOCK_OK);
+    st = NULL;
+    CHECK_RC(etcdlock_inspect(c, name, &st), ETCDLOCK_OK);
+    CHECK(st && st->n_entries == 1 && st->n_holders == 1 && mode_is(st, 0, ""));
+    CHECK(st && st->n_entries == 1 && st->entries[0].value_len == 6 && memcmp(st->entries[0].value, "node-1", 6) == 0);
+    etcdlock_lock_state_free(st);
+    CHECK_RC(etcdlock_lock_release(leader), ETCDLOCK_OK);
+    etcdlock_lock_free(leader);
+    etcdlock_client_free(c);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     RUN(test_inspect_matches_etcdctl);
     RUN(test_bad_value_and_name_refused);
+    RUN(test_inspect_every_holder_of_each_kind);
     etcdlock_shutdown(2000);
     return summary("test_inspect");
 }

@@ -185,8 +185,14 @@ impl NativeClient {
                 lease: BigInt::from(e.lease),
                 ttl: e.ttl,
                 value: e.value.into(),
+                mode: e.mode,
             };
-            Ok(LockState { holder: s.holder.map(entry), waiters: s.waiters.into_iter().map(entry).collect(), revision: BigInt::from(s.revision) })
+            Ok(LockState {
+                holder: s.holder.map(entry),
+                holders: s.holders.into_iter().map(entry).collect(),
+                waiters: s.waiters.into_iter().map(entry).collect(),
+                revision: BigInt::from(s.revision),
+            })
         })
     }
 
@@ -271,12 +277,16 @@ pub struct QueueEntry {
     /// Seconds the lease has left; null when it is gone.
     pub ttl: Option<i64>,
     pub value: Buffer,
+    /// `read`/`write` for a read-write lock's key, `permits=N` for a semaphore's, `` otherwise.
+    pub mode: String,
 }
 
 /// A lock's queue at one revision.
 #[napi(object, use_nullable = true)]
 pub struct LockState {
     pub holder: Option<QueueEntry>,
+    /// Every key that holds, oldest first.
+    pub holders: Vec<QueueEntry>,
     pub waiters: Vec<QueueEntry>,
     pub revision: BigInt,
 }

@@ -472,6 +472,39 @@ test('rwlock: readers hold together; a writer waits for the last reader, then ex
   assert.deepEqual(keysUnder(`${name}/`), []);
 });
 
+// covers: LOCK-INSPECT-002
+test('inspect: every holder of a semaphore, of a read-write lock and of an election, with its mode', async (t) => {
+  const c = client(t);
+  const view = (entries) => entries.map((e) => [e.mode, e.value.toString()]);
+  const slots = prefix('inspect-slots');
+  const [p1, p2] = [await c.semaphore(slots, { permits: 2, value: 'one' }), await c.semaphore(slots, { permits: 2, value: 'two' })];
+  const third = c.semaphore(slots, { permits: 2, value: 'three', timeout: 10000 });
+  await waitFor(() => keysUnder(`${slots}/`).length === 3, 5000, 'the third to queue');
+  let s = await c.inspect(slots);
+  assert.deepEqual(view(s.holders), [['permits=2', 'one'], ['permits=2', 'two']]);
+  assert.deepEqual(view(s.waiters), [['permits=2', 'three']]);
+  assert.equal(s.holder.fencingToken, p1.fencingToken);
+  await p1.release();
+  await (await within(third, 5000, 'the third permit')).release();
+  await p2.release();
+
+  const cfg = prefix('inspect-cfg');
+  const rw = c.rwlock(cfg);
+  const readers = [await rw.read(), await rw.read()];
+  const writing = rw.write({ timeout: 10000 });
+  await waitFor(() => keysUnder(`${cfg}/`).length === 3, 5000, 'the writer to queue');
+  s = await c.inspect(cfg);
+  assert.deepEqual([s.holders.map((e) => e.mode), s.waiters.map((e) => e.mode)], [['read', 'read'], ['write']]);
+  for (const r of readers) await r.release();
+  await (await within(writing, 5000, 'the writer')).release();
+
+  const svc = prefix('inspect-svc');
+  const leadership = await c.election(svc).campaign('node-1', { timeout: 5000 });
+  s = await c.inspect(svc);
+  assert.deepEqual([view(s.holders), s.waiters], [[['', 'node-1']], []]);
+  await leadership.resign();
+});
+
 // covers: RW-WRITER-FAIR-001
 test('rwlock: a reader arriving after a waiting writer waits for it: reader, writer, reader', async (t) => {
   const [a, b, c] = [client(t), client(t), client(t)];

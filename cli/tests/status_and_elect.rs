@@ -29,7 +29,7 @@ fn status_shows_the_holder_and_the_waiters_in_order() {
     assert_eq!(code(&out), 0, "held: {}", stderr(&out));
     let json = String::from_utf8_lossy(&out.stdout).into_owned();
     let holder_key = dir.read("keys").trim().to_string();
-    assert!(json.contains(&format!(r#""holder":{{"position":0,"key":"{holder_key}""#)), "{json}");
+    assert!(json.contains(&format!(r#""holders":[{{"position":0,"holds":true,"key":"{holder_key}""#)), "{json}");
     assert_eq!(json.matches(r#""position":"#).count(), 3, "{json}");
     assert!(json.contains(r#""seconds":"#) && !json.contains(r#""seconds":null"#), "every key records its times: {json}");
     // Tokens in queue order.
@@ -48,6 +48,22 @@ fn status_shows_the_holder_and_the_waiters_in_order() {
         assert_eq!(code(&wait_output(run, LIMIT)), 0);
     }
     assert_eq!(code(&output(&["status", &name], LIMIT)), 1);
+
+    // A semaphore of 2 with 3 runs: two hold, one waits.
+    let slots = common::name("status-slots");
+    let script = format!("while [ ! -e {} ]; do sleep 0.02; done", dir.file("slots-go"));
+    let runs: Vec<Child> = (0..3).map(|_| spawn(&["run", "--permits", "2", &slots, "--shell", "--", &script])).collect();
+    assert!(eventually(LIMIT, || keys_under(&format!("{slots}/")).len() == 3), "the runs never queued");
+    let out = output(&["status", &slots], LIMIT);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("held by 2, 1 waiting"), "{text}");
+    let rows: Vec<&str> = text.lines().skip(2).collect();
+    let count = |word: &str| rows.iter().filter(|r| r.contains(word)).count();
+    assert_eq!((count(" holding "), count(" waiting "), count(" permits=2 ")), (2, 1, 3), "{text}");
+    std::fs::write(dir.file("slots-go"), "").unwrap();
+    for run in runs {
+        assert_eq!(code(&wait_output(run, LIMIT)), 0);
+    }
 }
 
 /// Lines of `child`'s stdout, read on a thread.

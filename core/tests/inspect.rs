@@ -79,3 +79,60 @@ async fn a_value_too_long_or_a_bad_name_is_refused_before_anything_is_sent() {
     }
     c.close().await;
 }
+
+// covers: LOCK-INSPECT-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_shows_every_holder_of_a_semaphore_a_read_write_lock_and_an_election() {
+    let eps = shared().endpoints();
+    let c = client().await;
+    let base = prefix("inspect-kinds");
+    let queued = |name: String, n: usize| {
+        let eps = eps.clone();
+        async move { assert!(eventually(Duration::from_secs(5), || async { keys_under(&eps, &format!("{name}/")).await.len() == n }).await) }
+    };
+
+    // A semaphore of 2: two hold, the third waits; values come without the permit count.
+    let slots = format!("{base}slots");
+    let s = c.semaphore(slots.clone(), 2, 10).unwrap();
+    let (p1, p2) = (s.acquire_with(with_value("one")).await.unwrap(), s.acquire_with(with_value("two")).await.unwrap());
+    let s3 = c.semaphore(slots.clone(), 2, 10).unwrap();
+    let third = tokio::spawn(async move { s3.acquire_with(with_value("three")).await.map(|g| g.fencing_token()) });
+    queued(slots.clone(), 3).await;
+    let st = c.inspect(&slots).await.unwrap();
+    let view = |v: &[etcdlock::QueueEntry]| v.iter().map(|e| (e.mode.clone(), String::from_utf8_lossy(&e.value).into_owned())).collect::<Vec<_>>();
+    assert_eq!(view(&st.holders), [("permits=2".into(), "one".into()), ("permits=2".into(), "two".into())]);
+    assert_eq!(view(&st.waiters), [("permits=2".to_string(), "three".to_string())]);
+    assert_eq!(st.holder.as_ref().map(|h| h.fencing_token), Some(p1.fencing_token()));
+    p1.release().await.unwrap();
+    assert!(third.await.unwrap().unwrap() > p2.fencing_token());
+
+    // A read-write lock: two readers hold; a writer and a reader behind it wait.
+    let cfg = format!("{base}cfg");
+    let rw = c.rwlock(cfg.clone(), 10).unwrap();
+    let (r1, r2) = (rw.read().await.unwrap(), rw.read().await.unwrap());
+    let w = c.rwlock(cfg.clone(), 10).unwrap();
+    let writer = tokio::spawn(async move { w.write().await.map(drop) });
+    queued(cfg.clone(), 3).await;
+    let r = c.rwlock(cfg.clone(), 10).unwrap();
+    let reader = tokio::spawn(async move { r.read().await.map(drop) });
+    queued(cfg.clone(), 4).await;
+    let st = c.inspect(&cfg).await.unwrap();
+    let modes = |v: &[etcdlock::QueueEntry]| v.iter().map(|e| e.mode.clone()).collect::<Vec<_>>();
+    assert_eq!((modes(&st.holders), modes(&st.waiters)), (vec!["read".to_string(), "read".into()], vec!["write".to_string(), "read".into()]));
+    drop((r1, r2));
+    writer.await.unwrap().unwrap();
+    reader.await.unwrap().unwrap();
+
+    // An election: the leader holds, with its proposal; a candidate waits.
+    let svc = format!("{base}svc");
+    let leader = c.election(svc.clone(), 10).unwrap().campaign("node-1").await.unwrap();
+    let e = c.election(svc.clone(), 10).unwrap();
+    let next = tokio::spawn(async move { e.campaign("node-2").await.map(drop) });
+    queued(svc.clone(), 2).await;
+    let st = c.inspect(&svc).await.unwrap();
+    assert_eq!(view(&st.holders), [(String::new(), "node-1".to_string())]);
+    assert_eq!(view(&st.waiters), [(String::new(), "node-2".to_string())]);
+    leader.resign().await.unwrap();
+    next.await.unwrap().unwrap();
+    c.close().await;
+}

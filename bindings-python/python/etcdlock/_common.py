@@ -73,17 +73,24 @@ class QueueEntry(NamedTuple):
     value: bytes
     """What the acquire attached (``client.lock(name, value=...)``); empty for none, and for
     ``etcdctl lock`` or Go's ``concurrency.Mutex``."""
+    mode: str = ""
+    """``"read"`` or ``"write"`` for a read-write lock's key, ``"permits=N"`` for a semaphore's of
+    N, ``""`` for a lock's or an election's (the value comes without it)."""
 
 
 class LockState(NamedTuple):
     """A lock's queue as etcd has it at one revision (``client.inspect(name)``)."""
 
     holder: Optional[QueueEntry]
-    """The holder, None when the lock is free."""
+    """The holder (the oldest key), None when the lock is free; for a semaphore or readers, the
+    first of ``holders``."""
     waiters: List[QueueEntry]
-    """The others, in the order they will hold the lock."""
+    """The keys that do not hold, in queue order."""
     revision: int
     """The etcd revision the queue was read at."""
+    holders: List[QueueEntry] = []
+    """Every key that holds, oldest first: the holder alone for a lock, an election or a writer;
+    up to N for a semaphore of N; the readers older than every writer."""
 
 
 class Leader(NamedTuple):
@@ -105,8 +112,9 @@ def leader(raw: Any) -> Optional[Leader]:
 
 
 def lock_state(raw: Any) -> LockState:
-    holder, waiters, revision = raw
-    return LockState(QueueEntry(*holder) if holder is not None else None, [QueueEntry(*w) for w in waiters], revision)
+    holders, waiters, revision = raw
+    held = [QueueEntry(*h) for h in holders]
+    return LockState(held[0] if held else None, [QueueEntry(*w) for w in waiters], revision, held)
 
 
 class LockView:

@@ -1,10 +1,14 @@
-//! A lock's queue as etcd has it now: the holder and the waiters in order, each with its key,
-//! fencing token, lease, the lease's remaining TTL and the value its acquire attached.
+//! A lock's queue as etcd has it now: the holders and the waiters in order, each with its key,
+//! fencing token, lease, the lease's remaining TTL and the value its acquire attached. Which keys
+//! hold follows the rule of the queue's kind: the oldest key for a mutex, an election or a
+//! writer; the oldest N for a semaphore of N; the readers older than every writer.
 
 use crate::error::Result;
 use crate::client::kv::KeyValue;
 use crate::client::validate;
 use crate::client::Client;
+use crate::sync::mutex::permits;
+use crate::sync::mutex::readers::{self, Mode};
 use crate::sync::queue::is_waiter;
 use etcd_client::{GetOptions, SortOrder, SortTarget};
 
@@ -22,17 +26,26 @@ pub struct QueueEntry {
     pub lease: i64,
     /// Seconds the lease has left on the server; `None` if it is gone (the key goes with it).
     pub ttl: Option<i64>,
-    /// The value the acquire attached ([`LockOptions::value`](crate::LockOptions)); empty for
-    /// none, and for `etcdctl lock` or Go's `concurrency.Mutex`.
+    /// The value the acquire attached ([`LockOptions::value`](crate::LockOptions)), the
+    /// proposal for an election; empty for none, and for `etcdctl lock` or Go's
+    /// `concurrency.Mutex`. (What tells a semaphore's or a read-write lock's keys apart is left
+    /// out: see [`QueueEntry::mode`].)
     pub value: Vec<u8>,
+    /// `"read"` or `"write"` for a read-write lock's key, `"permits=<N>"` for a semaphore's of N,
+    /// `""` for a mutex's or an election's (and `etcdctl lock`'s).
+    pub mode: String,
 }
 
 /// A lock's queue at one revision.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LockState {
-    /// The holder (the oldest waiter key), `None` when the lock is free.
+    /// The holder (the oldest key), `None` when the lock is free. For a semaphore or readers,
+    /// the first of [`LockState::holders`].
     pub holder: Option<QueueEntry>,
-    /// The others, in the order they will hold the lock.
+    /// Every key that holds, oldest first: the holder alone for a mutex, an election or a
+    /// writer; up to N for a semaphore of N; the readers older than every writer.
+    pub holders: Vec<QueueEntry>,
+    /// The others, in queue order.
     pub waiters: Vec<QueueEntry>,
     /// The etcd revision the queue was read at.
     pub revision: i64,
@@ -70,10 +83,11 @@ impl Client {
                     ttl
                 }
             };
-            entries.push(QueueEntry { key: kv.key, fencing_token: kv.create_revision, lease: kv.lease, ttl, value: kv.value });
+            let (mode, value) = split_mode(&kv.value);
+            entries.push(QueueEntry { key: kv.key, fencing_token: kv.create_revision, lease: kv.lease, ttl, value: value.to_vec(), mode });
         }
-        let mut entries = entries.into_iter();
-        Ok(LockState { holder: entries.next(), waiters: entries.collect(), revision })
+        let waiters = entries.split_off(holding(&entries));
+        Ok(LockState { holder: entries.first().cloned(), holders: entries, waiters, revision })
     }
 
     /// Every key under `prefix`, oldest first, read in pages at the first page's revision.
@@ -115,5 +129,57 @@ impl Client {
             })
             .await?;
         Ok((ttl >= 0).then_some(ttl))
+    }
+}
+
+/// The kind a key's value says it is, and the caller's value after it.
+fn split_mode(value: &[u8]) -> (String, &[u8]) {
+    if let Some((n, rest)) = permits::decode(value) {
+        return (format!("permits={n}"), rest);
+    }
+    match readers::decode(value) {
+        Some((Mode::Read, rest)) => ("read".into(), rest),
+        Some((Mode::Write, rest)) => ("write".into(), rest),
+        None => (String::new(), value),
+    }
+}
+
+/// How many of the oldest entries hold: N for a semaphore of N (the oldest key's), the readers
+/// before the first writer (a key of another kind counts as one), else the oldest alone.
+fn holding(entries: &[QueueEntry]) -> usize {
+    let Some(first) = entries.first() else { return 0 };
+    if let Some(n) = first.mode.strip_prefix("permits=").and_then(|n| n.parse::<usize>().ok()) {
+        return n.min(entries.len());
+    }
+    entries.iter().take_while(|e| e.mode == "read").count().max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(values: &[&[u8]]) -> Vec<QueueEntry> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let (mode, value) = split_mode(v);
+                QueueEntry { key: vec![], fencing_token: i as i64, lease: 1, ttl: None, value: value.to_vec(), mode }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_holders_follow_the_rule_of_the_queue_kind() {
+        assert_eq!(holding(&entries(&[])), 0);
+        assert_eq!(holding(&entries(&[b"", b"x"])), 1, "a mutex");
+        assert_eq!(holding(&entries(&[b"permits=3;a", b"permits=3;", b"permits=3;", b"permits=3;"])), 3);
+        assert_eq!(holding(&entries(&[b"permits=3;a"])), 1);
+        assert_eq!(holding(&entries(&[b"rw=r;", b"rw=r;", b"rw=w;", b"rw=r;"])), 2, "readers before the writer");
+        assert_eq!(holding(&entries(&[b"rw=w;", b"rw=r;"])), 1);
+        assert_eq!(holding(&entries(&[b"", b"rw=r;"])), 1, "a plain lock counts as a writer");
+        let e = entries(&[b"permits=3;job-7", b"rw=r;cfg"]);
+        assert_eq!((e[0].mode.as_str(), &e[0].value[..]), ("permits=3", &b"job-7"[..]));
+        assert_eq!((e[1].mode.as_str(), &e[1].value[..]), ("read", &b"cfg"[..]));
     }
 }
