@@ -264,3 +264,37 @@ fn bad_input_is_one_line_and_a_distinct_status() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(keys_under(&format!("{name}/")).is_empty());
 }
+
+// covers: CLI-AUTH-001
+#[test]
+fn a_user_and_password_from_the_environment_or_a_file_and_never_shown() {
+    let etcd = Etcd::start(1);
+    for args in [&["user", "add", "root:s3cret-pw"][..], &["user", "grant-role", "root", "root"], &["auth", "enable"]] {
+        assert!(etcd.etcdctl(args).status.success(), "{args:?}");
+    }
+    let dir = Dir::new("auth");
+    std::fs::write(dir.file("pw"), "s3cret-pw\n").unwrap();
+    let with = |env: &[(&str, &str)], args: &[&str]| {
+        let mut c = etcdlock(args);
+        c.env("ETCDLOCK_ENDPOINTS", &etcd.endpoints()[0]).env("ETCDLOCK_USER", "root").env_remove("ETCDLOCK_PASSWORD");
+        c.envs(env.iter().copied()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        wait_output(c.spawn().unwrap(), LIMIT)
+    };
+    let mut shown = Vec::new();
+    let out = with(&[("ETCDLOCK_PASSWORD", "s3cret-pw")], &["run", "--verbose", "auth-lock", "--", "true"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // --verbose: the library's events, the same as every binding's logs.
+    assert!(stderr(&out).contains("lock acquired") && stderr(&out).contains("lock released"), "{}", stderr(&out));
+    shown.push(out);
+    let out = with(&[("ETCDLOCK_PASSWORD_FILE", &dir.file("pw"))], &["run", "auth-lock", "--", "true"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = with(&[("ETCDLOCK_PASSWORD", "wrong-pw")], &["run", "--verbose", "auth-lock", "--", "true"]);
+    assert_eq!(code(&out), 77, "{}", stderr(&out));
+    assert!(stderr(&out).contains("AUTH"), "{}", stderr(&out));
+    shown.push(out);
+    shown.push(with(&[("ETCDLOCK_PASSWORD", "s3cret-pw")], &["run", "--help"]));
+    for out in &shown {
+        let text = format!("{}{}", stderr(out), String::from_utf8_lossy(&out.stdout));
+        assert!(!text.contains("s3cret-pw") && !text.contains("wrong-pw"), "a password was shown: {text}");
+    }
+}
