@@ -16,6 +16,11 @@
 // The Go client's side of the lease row of bench/examples/scale.rs (`leases`), printed in its
 // style: N leases on one client, each kept alive as concurrency.Session does it, and the process's
 // CPU over a window in which each is renewed at least once, per keepalive too.
+//
+//	bench_go --failover --leader-endpoints PROXY_URL --endpoints URL[,URL] [--ttl SECONDS]
+//
+// One round of bench/examples/failover.rs with concurrency.Election, driven by lines on stdin and
+// stdout (failover.go).
 package main
 
 import (
@@ -317,10 +322,18 @@ func main() {
 	nLeases := flag.Int("leases", 0, "keep this many leases alive on one client instead (see the package comment)")
 	ttls := flag.String("lease-ttl", "5,60", "lease TTLs in seconds, comma-separated, one run each")
 	idle := flag.Float64("idle", 5, "shortest window measured, seconds")
+	fail := flag.Bool("failover", false, "one election failover round instead (see failover.go)")
+	leaderEndpoints := flag.String("leader-endpoints", "", "--failover: the leader's client URLs (the example's proxy)")
+	ttl := flag.Int("ttl", 2, "--failover: the sessions' TTL, seconds")
 	flag.Parse()
-	if *endpoints == "" || (!*serve && *nLeases <= 0) {
+	if *fail && *endpoints != "" && *leaderEndpoints != "" && *ttl > 0 && !*serve && *nLeases <= 0 {
+		failover(strings.Split(*leaderEndpoints, ","), strings.Split(*endpoints, ","), *ttl)
+		return
+	}
+	if *fail || *endpoints == "" || (!*serve && *nLeases <= 0) {
 		fmt.Fprintln(os.Stderr, "usage: bench_go --endpoints URL[,URL] --serve")
 		fmt.Fprintln(os.Stderr, "       bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]")
+		fmt.Fprintln(os.Stderr, "       bench_go --failover --leader-endpoints PROXY_URL --endpoints URL[,URL] [--ttl SECONDS]")
 		os.Exit(2)
 	}
 	eps := strings.Split(*endpoints, ",")
