@@ -10,6 +10,7 @@ pub(crate) mod monitor;
 pub(crate) mod mutex;
 pub(crate) mod own_key;
 pub(crate) mod queue;
+pub(crate) mod registry;
 pub(crate) mod rwlock;
 pub(crate) mod semaphore;
 pub(crate) mod session;
