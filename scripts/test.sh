@@ -39,8 +39,9 @@ stage "the stage runner's self-test" bash scripts/lib/test-stages.sh
 stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-deps.sh
 stage "every build shares one feature resolution" bash scripts/check-features.sh
 stage "no layer of core imports from one above it" bash scripts/check-layers.sh
-full_bg "etcd 3.6.16 and 3.5.35 built from the Go module proxy" \
-    bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35'
+# The Go resolver program (tests/interop) too: the registry test would build it itself, later.
+full_bg "etcd 3.6.16 and 3.5.35, and the Go resolver program, built from the Go module proxy" \
+    bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35 && bash scripts/build-go-resolver.sh >/dev/null'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release --workspace --all-targets --no-run
 full "the demo's and the soak's workers (Rust, C, Node)" \

@@ -226,3 +226,54 @@ async fn a_registration_survives_the_etcd_leader_being_killed() {
     reg.close().await.unwrap();
     c.close().await;
 }
+
+/// Lines of a child's stdout, read on a thread.
+fn lines(out: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+// covers: REG-GRPC-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_grpc_resolver_calls_our_instance_and_we_read_gos() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let script = repo_root().join("scripts/build-go-resolver.sh");
+    let built = Command::new("bash").arg(script).output().expect("run build-go-resolver.sh");
+    assert!(built.status.success(), "building the Go program failed: {}", String::from_utf8_lossy(&built.stderr));
+    let bin = String::from_utf8(built.stdout).unwrap().trim().to_string();
+    let svc = prefix("grpc") + "api";
+    let mut go = Command::new(&bin)
+        .args(["-endpoints", &shared().endpoints()[0], "-target", &svc])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let out = lines(go.stdout.take().unwrap());
+    let line = || out.recv_timeout(Duration::from_secs(30)).expect("the Go program said nothing in time");
+    let (a, b) = (line(), line());
+    let (a, b) = (a.strip_prefix("A ").unwrap().to_string(), b.strip_prefix("B ").unwrap().to_string());
+
+    // Go's endpoints manager registered A: we read it, in its format.
+    let c = client().await;
+    let set = c.instances(&svc).await.unwrap();
+    assert_eq!(names(&set), ["go-A"]);
+    assert_eq!(etcdlock::grpc_endpoint_addr(&set.instances[0].value).as_deref(), Some(a.as_str()));
+    // We register B; Go's resolver must route real gRPC calls to both.
+    let reg = c.register(&svc, "rust-B", etcdlock::grpc_endpoint(&b), 10).await.unwrap();
+    go.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    assert_eq!(line(), "resolved A B");
+    let status = tokio::task::spawn_blocking(move || go.wait()).await.unwrap().unwrap();
+    assert!(status.success());
+    reg.close().await.unwrap();
+    c.close().await;
+}
