@@ -277,3 +277,33 @@ async fn go_grpc_resolver_calls_our_instance_and_we_read_gos() {
     reg.close().await.unwrap();
     c.close().await;
 }
+
+// covers: DISC-CANCEL-001
+#[tokio::test]
+async fn a_discovery_next_dropped_at_any_point_loses_nothing() {
+    let (a, b) = (client().await, client().await);
+    let svc = prefix("disc-cancel") + "api";
+    let mut d = b.discover(&svc).unwrap();
+    let mut regs = Vec::new();
+    let mut last: Option<Instances> = None;
+    for round in 0..5 {
+        regs.push(a.register(&svc, format!("n{round}"), "v", 10).await.unwrap());
+        // Calls dropped after a few hundred microseconds: during the read, the watch's start,
+        // or while a change is being applied.
+        for _ in 0..40 {
+            if let Ok(set) = tokio::time::timeout(Duration::from_micros(300), d.next()).await {
+                last = Some(set.unwrap());
+            }
+        }
+        let want: Vec<String> = (0..=round).map(|i| format!("n{i}")).collect();
+        if last.as_ref().map(names) != Some(want.clone()) {
+            last = Some(next(&mut d).await);
+        }
+        assert_eq!(last.as_ref().map(names), Some(want));
+    }
+    for r in regs {
+        r.close().await.unwrap();
+    }
+    a.close().await;
+    b.close().await;
+}

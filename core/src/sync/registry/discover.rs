@@ -36,74 +36,91 @@ pub struct Discovery {
     prefix: Vec<u8>,
     watch: Option<Watch>,
     current: Instances,
-    /// Whether `current` was returned already (the first set is returned even if empty).
-    reported: bool,
+    /// `current` differs from what `next` last returned (or nothing was returned yet). Kept
+    /// here, not in `next`'s locals, so that a `next` dropped halfway loses nothing.
+    unreported: bool,
+    /// What `next` last returned.
+    last: Option<Vec<super::Instance>>,
     backoff: Backoff,
 }
 
 impl Discovery {
     pub(super) fn new(client: Client, prefix: Vec<u8>) -> Discovery {
-        Discovery { client, prefix, watch: None, current: Instances::default(), reported: false, backoff: Backoff::default() }
+        Discovery { client, prefix, watch: None, current: Instances::default(), unreported: false, last: None, backoff: Backoff::default() }
     }
 
-    /// Waits for the next set (the current one on the first call).
+    /// Waits for the next set (the current one on the first call). Cancel-safe: a call dropped
+    /// before it returns leaves what it read for the next one.
     pub async fn next(&mut self) -> Result<Instances> {
         loop {
             self.client.check_open()?;
-            if self.watch.is_none() {
+            if self.unreported {
+                self.unreported = false;
+                self.last = Some(self.current.instances.clone());
+                return Ok(self.current.clone());
+            }
+            let Some(watch) = self.watch.as_mut() else {
                 match self.start().await {
-                    Ok(set) => {
-                        self.backoff.reset();
-                        if !self.reported || set.instances != self.current.instances {
-                            return Ok(self.report(set));
-                        }
-                        self.current.revision = set.revision;
-                    }
+                    Ok(()) => self.backoff.reset(),
                     Err(e) if e.is_unreachable() => self.pause().await?,
                     Err(e) => return Err(e),
                 }
                 continue;
-            }
-            let Some(watch) = self.watch.as_mut() else { continue };
-            let mut changed = false;
-            loop {
-                let batch = match watch.next_batch(BATCH).await {
-                    None => return Err(closed_error()),
-                    Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
-                        // Whatever happened in the history we cannot see, a fresh read tells.
-                        self.watch = None;
-                        break;
-                    }
-                    Some(Err(e)) => return Err(e),
-                    Some(Ok(batch)) => batch,
-                };
-                for event in &batch {
-                    changed |= apply(&self.prefix, &mut self.current, event.event_type, &event.kv);
-                    self.current.revision = event.revision();
+            };
+            let batch = match watch.next_batch(BATCH).await {
+                None => return Err(closed_error()),
+                Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
+                    // Whatever happened in the history we cannot see, a fresh read tells.
+                    self.watch = None;
+                    continue;
                 }
-                if batch.len() < BATCH {
-                    break;
+                Some(Err(e)) => return Err(e),
+                Some(Ok(batch)) => batch,
+            };
+            self.backoff.reset();
+            for event in &batch {
+                if apply(&self.prefix, &mut self.current, event.event_type, &event.kv) {
+                    self.unreported = self.last.as_ref() != Some(&self.current.instances);
                 }
+                self.current.revision = event.revision();
             }
-            if changed {
-                self.backoff.reset();
-                return Ok(self.current.clone());
+            // A full batch may stop inside a revision: take the rest before reporting.
+            if batch.len() == BATCH && self.unreported {
+                self.unreported = false;
+                self.pending_more().await;
             }
         }
     }
 
-    /// Reads the set and watches the prefix from just after that read.
-    async fn start(&mut self) -> Result<Instances> {
-        let set = read(&self.client, &self.prefix).await?;
-        let opts = WatchOptions { prefix: true, start_revision: Some(set.revision + 1), prev_kv: false };
-        self.watch = Some(self.client.watch(self.prefix.clone(), opts).await?);
-        Ok(set)
+    /// After a full batch: whatever else is ready now is applied before the set is reported.
+    async fn pending_more(&mut self) {
+        while let Some(watch) = self.watch.as_mut() {
+            match watch.next_batch(BATCH).await {
+                Some(Ok(batch)) => {
+                    for event in &batch {
+                        apply(&self.prefix, &mut self.current, event.event_type, &event.kv);
+                        self.current.revision = event.revision();
+                    }
+                    if batch.len() < BATCH {
+                        break;
+                    }
+                }
+                // Errors and the end come again on the next call.
+                _ => break,
+            }
+        }
+        self.unreported = self.last.as_ref() != Some(&self.current.instances);
     }
 
-    fn report(&mut self, set: Instances) -> Instances {
-        self.reported = true;
-        self.current = set.clone();
-        set
+    /// Reads the set and watches the prefix from just after that read; the set is reported
+    /// if it differs from the last one returned.
+    async fn start(&mut self) -> Result<()> {
+        let set = read(&self.client, &self.prefix).await?;
+        let opts = WatchOptions { prefix: true, start_revision: Some(set.revision + 1), prev_kv: false };
+        let watch = self.client.watch(self.prefix.clone(), opts).await?;
+        self.unreported = self.last.as_ref() != Some(&set.instances);
+        (self.current, self.watch) = (set, Some(watch));
+        Ok(())
     }
 
     async fn pause(&mut self) -> Result<()> {
