@@ -1,4 +1,4 @@
-//! Per-client lock metrics (`Client::metrics`): exact after a known sequence, and valid
+//! Per-client lock and registry metrics (`Client::metrics`): exact after a known sequence, and valid
 //! Prometheus text.
 mod common;
 use common::*;
@@ -125,5 +125,42 @@ async fn connection_gauges_and_counters_follow_what_happens() {
     assert_eq!(get("etcdlock_stream_reopens_total{stream=\"watch\"}"), Some(reopened(&m, "watch") as f64));
     assert_eq!(get("etcdlock_keepalive_rtt_seconds_count"), Some(m.keepalive_rtt_seconds.count as f64));
     assert!(text.contains("# TYPE etcdlock_watches_open gauge\n"));
+    c.close().await;
+}
+
+// covers: REG-METRICS-001
+#[tokio::test]
+async fn registrations_and_discoveries_are_counted() {
+    use etcdlock::RegistrationEvent;
+    let c = client().await;
+    let svc = prefix("reg-metrics") + "api";
+    let mut d = c.discover(&svc).unwrap();
+    d.next().await.unwrap();
+    let reg = c.register(&svc, "node-1", "v1", 5).await.unwrap();
+    d.next().await.unwrap();
+    let m = c.metrics();
+    assert_eq!((m.registrations_alive, m.discovery_snapshots), (1, 2));
+    assert!(m.reregistrations.iter().all(|(_, n)| *n == 0), "{:?}", m.reregistrations);
+
+    // Its lease revoked: lost, then registered again, counted under the loss's reason.
+    let mut events = reg.events();
+    let out = shared().etcdctl(&["lease", "revoke", &format!("{:x}", reg.lease_id().unwrap())]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let within = Duration::from_secs(5);
+    let RegistrationEvent::Lost(reason) = tokio::time::timeout(within, events.next()).await.unwrap().unwrap() else { panic!("not lost") };
+    assert!(matches!(tokio::time::timeout(within, events.next()).await.unwrap(), Some(RegistrationEvent::Restored { .. })));
+    let m = c.metrics();
+    let by = |r: &str| m.reregistrations.iter().find(|(n, _)| *n == r).map(|(_, n)| *n);
+    assert_eq!((by(reason.as_str()), m.reregistrations.iter().map(|(_, n)| n).sum::<u64>()), (Some(1), 1), "{:?}", m.reregistrations);
+    assert_eq!(m.registrations_alive, 1);
+
+    reg.close().await.unwrap();
+    let m = c.metrics();
+    assert_eq!(m.registrations_alive, 0);
+    let samples = parse_prometheus(&m.prometheus_text());
+    let get = |k: &str| samples.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+    assert_eq!(get("etcdlock_registrations_alive"), Some(0.0));
+    assert_eq!(get(&format!("etcdlock_reregistrations_total{{reason=\"{}\"}}", reason.as_str())), Some(1.0));
+    assert_eq!(get("etcdlock_discovery_snapshots_total"), Some(m.discovery_snapshots as f64));
     c.close().await;
 }

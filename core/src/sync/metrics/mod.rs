@@ -1,4 +1,4 @@
-//! Per-client lock metrics: counters and two histograms, atomics only (recording allocates
+//! Per-client lock and registry metrics: counters, gauges and two histograms, atomics only (recording allocates
 //! nothing and takes no lock), read with the connection's (transport/stats.rs) as a
 //! [`Metrics`] snapshot or as Prometheus text.
 
@@ -10,10 +10,12 @@ use crate::error::ErrorKind;
 use crate::client::Client;
 use crate::lease::lost::LostReason;
 use crate::transport::stats::{ConnStats, Histogram};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 const REASONS: [LostReason; 4] = [LostReason::Expired, LostReason::Revoked, LostReason::KeyDeleted, LostReason::Closed];
+/// The losses a registration comes back from (a closed client ends it).
+const REREGISTER_REASONS: usize = 3;
 
 /// What the client's locks record (kept in `sync::PerClient`).
 #[derive(Default)]
@@ -27,6 +29,9 @@ pub(crate) struct LockMetrics {
     losses: [AtomicU64; 4],
     wait: Histogram,
     hold: Histogram,
+    registrations_alive: AtomicI64,
+    reregistrations: [AtomicU64; REREGISTER_REASONS],
+    discovery_snapshots: AtomicU64,
 }
 
 impl LockMetrics {
@@ -58,6 +63,23 @@ impl LockMetrics {
         let i = REASONS.iter().position(|r| *r == reason).unwrap_or(0);
         self.losses[i].fetch_add(1, Relaxed);
         self.hold.record(held);
+    }
+
+    /// A registration became registered (`true`) or stopped being registered.
+    pub fn registered(&self, up: bool) {
+        self.registrations_alive.fetch_add(if up { 1 } else { -1 }, Relaxed);
+    }
+
+    /// A registration lost for `reason` was registered again.
+    pub fn reregistered(&self, reason: LostReason) {
+        if let Some(i) = REASONS[..REREGISTER_REASONS].iter().position(|r| *r == reason) {
+            self.reregistrations[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// A discovery returned a set.
+    pub fn discovered(&self) {
+        self.discovery_snapshots.fetch_add(1, Relaxed);
     }
 }
 
@@ -107,6 +129,9 @@ impl LockMetrics {
             leases_alive: now.leases,
             watches_open: now.watches,
             keepalive_rtt_seconds: conn.keepalive_rtt.snapshot(),
+            registrations_alive: self.registrations_alive.load(Relaxed),
+            reregistrations: REASONS.iter().zip(&self.reregistrations).map(|(r, n)| (r.as_str(), n.load(Relaxed))).collect(),
+            discovery_snapshots: self.discovery_snapshots.load(Relaxed),
         }
     }
 }

@@ -5,7 +5,7 @@
 pub use crate::transport::stats::HistogramSnapshot;
 use std::fmt::Write as _;
 
-/// A client's lock metrics at one moment ([`Client::metrics`](crate::Client::metrics)).
+/// A client's lock and registry metrics at one moment ([`Client::metrics`](crate::Client::metrics)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metrics {
     /// Acquires that took the lock.
@@ -41,6 +41,13 @@ pub struct Metrics {
     pub watches_open: i64,
     /// From each lease keepalive sent to its answer.
     pub keepalive_rtt_seconds: HistogramSnapshot,
+    /// Service instances registered now by this client's registrations.
+    pub registrations_alive: i64,
+    /// Registrations registered again after a loss, by the loss's reason: `expired`,
+    /// `revoked`, `key_deleted`.
+    pub reregistrations: Vec<(&'static str, u64)>,
+    /// Instance sets returned by discoveries.
+    pub discovery_snapshots: u64,
 }
 
 /// One metric's value in [`MetricEntry`].
@@ -103,6 +110,9 @@ impl Metrics {
             e("leases_alive", "leases_alive", "Leases kept alive now.", Gauge(self.leases_alive)),
             e("watches_open", "watches_open", "Watches open on the watch stream now (also one per waiting acquire and held lock).", Gauge(self.watches_open)),
             e("keepalive_rtt_seconds", "keepalive_rtt_seconds", "From each lease keepalive sent to its answer.", Histogram(&self.keepalive_rtt_seconds)),
+            e("registrations_alive", "registrations_alive", "Service instances registered now.", Gauge(self.registrations_alive)),
+            e("reregistrations", "reregistrations_total", "Registrations registered again after a loss, by the loss's reason.", Labeled { label: "reason", values: &self.reregistrations }),
+            e("discovery_snapshots", "discovery_snapshots_total", "Instance sets returned by discoveries.", Counter(self.discovery_snapshots)),
         ]
     }
 

@@ -57,6 +57,7 @@ impl Discovery {
             if self.unreported {
                 self.unreported = false;
                 self.last = Some(self.current.instances.clone());
+                crate::sync::PerClient::of(&self.client).metrics.discovered();
                 return Ok(self.current.clone());
             }
             let Some(watch) = self.watch.as_mut() else {

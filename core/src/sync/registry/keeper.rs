@@ -68,7 +68,7 @@ pub(super) async fn start(client: Client, key: Vec<u8>, value: Vec<u8>, opts: Re
     let (lease_tx, _) = watch::channel(None);
     let shared = Arc::new(Shared { client, key, value: Mutex::new(value), ttl: opts.ttl, lease: lease_tx, events: broadcast::channel(64).0 });
     let (lease, rev) = shared.put(opts.replace, None).await?;
-    shared.lease.send_replace(Some(lease.clone()));
+    shared.set_lease(Some(lease.clone()));
     tracing::debug!(target: "etcdlock", key = %shared.name(), lease = format_args!("{:x}", lease.id()), "instance registered");
     let task = runtime::spawn(keep(shared.clone(), lease, rev)).abort_handle();
     Ok(Registration { shared, task })
@@ -124,7 +124,7 @@ impl Registration {
     /// lease is revoked in the background and expires at worst). Idempotent.
     pub async fn close(&self) -> Result<()> {
         self.task.abort();
-        let Some(lease) = self.shared.lease.send_replace(None) else { return Ok(()) };
+        let Some(lease) = self.shared.set_lease(None) else { return Ok(()) };
         let key = self.shared.key.clone();
         let deleted = self
             .shared
@@ -140,7 +140,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         self.task.abort();
         // The lease's drop revokes it, which deletes the key with it.
-        self.shared.lease.send_replace(None);
+        self.shared.set_lease(None);
     }
 }
 
@@ -153,6 +153,17 @@ enum Gone {
 impl Shared {
     fn name(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.key)
+    }
+
+    /// Sets the lease the key is on now (`None`: not registered), counted in the client's
+    /// `registrations_alive`; returns the previous one.
+    fn set_lease(&self, lease: Option<Lease>) -> Option<Lease> {
+        let up = lease.is_some();
+        let old = self.lease.send_replace(lease);
+        if old.is_some() != up {
+            crate::sync::PerClient::of(&self.client).metrics.registered(up);
+        }
+        old
     }
 
     fn value(&self) -> Vec<u8> {
@@ -257,18 +268,21 @@ impl Shared {
 async fn keep(shared: Arc<Shared>, mut lease: Lease, mut rev: i64) {
     loop {
         let reason = match shared.gone(&lease, rev).await {
-            Gone::Lost(LostReason::Closed) => return,
+            Gone::Lost(LostReason::Closed) => {
+                shared.set_lease(None);
+                return;
+            }
             Gone::Lost(r) => r,
             Gone::TakenOver => {
                 tracing::warn!(target: "etcdlock", key = %shared.name(), "instance taken over by another registrant: registration ended");
-                shared.lease.send_replace(None);
+                shared.set_lease(None);
                 let _ = shared.events.send(RegistrationEvent::TakenOver);
                 return;
             }
         };
         tracing::warn!(target: "etcdlock", key = %shared.name(), reason = %reason, "instance registration lost: registering again");
         let stale = lease.id();
-        shared.lease.send_replace(None);
+        shared.set_lease(None);
         drop(lease); // revoked in the background if it still exists
         let _ = shared.events.send(RegistrationEvent::Lost(reason));
         let mut backoff = Backoff::default();
@@ -290,7 +304,8 @@ async fn keep(shared: Arc<Shared>, mut lease: Lease, mut rev: i64) {
                 }
             }
         };
-        shared.lease.send_replace(Some(lease.clone()));
+        shared.set_lease(Some(lease.clone()));
+        crate::sync::PerClient::of(&shared.client).metrics.reregistered(reason);
         tracing::info!(target: "etcdlock", key = %shared.name(), lease = format_args!("{:x}", lease.id()), "instance registered again");
         let _ = shared.events.send(RegistrationEvent::Restored { lease: lease.id() });
     }
