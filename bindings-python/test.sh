@@ -8,6 +8,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 
 "$PY" -c 'import maturin' 2>/dev/null || "$PY" -m pip install --quiet 'maturin>=1.9,<2'
 "$PY" -c 'import pytest' 2>/dev/null || "$PY" -m pip install --quiet pytest
+# A real gRPC server registered from Python, called through etcd's Go resolver (REG-GRPC-002).
+"$PY" -c 'import grpc, grpc_health' 2>/dev/null || "$PY" -m pip install --quiet 'grpcio>=1.60' 'grpcio-health-checking>=1.60'
 
 echo "== Python: build and install the etcdlock package (maturin, release profile)"
 # No build isolation: use the maturin just checked. The crate is a workspace member, so

@@ -8,6 +8,7 @@ use crate::lease::NativeLease;
 use crate::election::NativeObserver;
 use crate::lock::{Kind, NativeLock};
 use crate::op::{value, Op};
+use crate::registry::NativeDiscovery;
 use crate::watch::NativeWatch;
 use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Pem, Result, TlsOptions};
 use pyo3::prelude::*;
@@ -294,6 +295,35 @@ impl NativeClient {
     /// The same in the Prometheus text format.
     fn metrics_text(&self) -> String {
         self.snapshot().prometheus_text()
+    }
+
+    /// Registers `<service>/<instance>` = `value` on a lease of `ttl` seconds of its own, kept
+    /// registered by the core; the op's value is a `Registration`. Service, TTL and value are
+    /// checked at once (ValueError), the instance name by the core.
+    fn register(&self, service: &[u8], instance: &[u8], value: &[u8], ttl: i64, replace: bool) -> PyResult<Op> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(service).py()?;
+        etcdlock::check_ttl(ttl).py()?;
+        etcdlock::check_lock_value(value).py()?;
+        Ok(crate::registry::register(self.inner.clone(), service.to_vec(), instance.to_vec(), value.to_vec(), ttl, replace))
+    }
+
+    /// `service`'s instances now: `(revision, [(name, value, lease, mod_revision), ...])`.
+    fn instances(&self, service: &[u8]) -> PyResult<Op> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(service).py()?;
+        let (inner, service) = (self.inner.clone(), service.to_vec());
+        Ok(Op::new(async move {
+            let client = inner.get().await?;
+            crate::registry::instances_value(client.instances(&service).await?)
+        }))
+    }
+
+    /// A discovery of `service`'s instance sets; it starts with its first `next()`.
+    fn discover(&self, service: &[u8]) -> PyResult<NativeDiscovery> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(service).py()?;
+        Ok(NativeDiscovery::new(self.inner.clone(), service.to_vec()))
     }
 
     /// A watch handle; it starts (is confirmed by etcd) with `start()` or the first `next()`.

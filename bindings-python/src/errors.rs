@@ -18,6 +18,7 @@ pyo3::import_exception!(etcdlock._errors, Compacted);
 pyo3::import_exception!(etcdlock._errors, Closed);
 pyo3::import_exception!(etcdlock._errors, AuthError);
 pyo3::import_exception!(etcdlock._errors, WrongContextError);
+pyo3::import_exception!(etcdlock._errors, WouldBlock);
 
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.message().to_string();
@@ -35,6 +36,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Closed => Closed::new_err(msg),
         ErrorKind::Auth => AuthError::new_err(msg),
         ErrorKind::WrongContext => WrongContextError::new_err(msg),
+        ErrorKind::WouldBlock => WouldBlock::new_err(msg),
         _ => PyError::new_err(format!("{}: {msg}", e.kind().code())),
     }
 }

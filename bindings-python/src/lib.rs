@@ -13,6 +13,7 @@ mod lock;
 mod log;
 mod metrics;
 mod op;
+mod registry;
 mod watch;
 
 use pyo3::prelude::*;
@@ -56,12 +57,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::NativeLease>()?;
     m.add_class::<watch::NativeWatch>()?;
     m.add_class::<election::NativeObserver>()?;
+    m.add_class::<registry::NativeRegistration>()?;
+    m.add_class::<registry::NativeRegistrationEvents>()?;
+    m.add_class::<registry::NativeDiscovery>()?;
     m.add_class::<op::Op>()?;
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_set_caller_spin, m)?)?;
     m.add_function(wrap_pyfunction!(_caller_spin, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::grpc_endpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::grpc_endpoint_addr, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_start, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_level, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,5 +1,5 @@
 """etcdlock: leases with keepalive, resilient watches, and fair, fenced locks on etcd: a mutex,
-leader election, a semaphore and a read-write lock.
+leader election, a semaphore and a read-write lock; and a service registry.
 
 Sync::
 
@@ -16,17 +16,38 @@ its locks are released) within a bounded time.
 """
 
 import atexit as _atexit
+from typing import Optional as _Optional
 
 from . import _native, _ports
 from ._aio import AsyncClient, AsyncLease, AsyncLock, AsyncWatch
 from ._aio_recipes import AsyncElection, AsyncLeadership, AsyncObserver, AsyncRWLock
+from ._aio_registry import AsyncDiscovery, AsyncRegistration
 from ._args import MAX_PERMITS
-from ._common import Leader, LockState, QueueEntry, WatchEvent
-from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WrongContextError
+from ._common import Instance, Instances, Leader, LockState, QueueEntry, WatchEvent
+from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WouldBlock, WrongContextError
 from ._recipes import Election, Leadership, Observer, RWLock
+from ._registry import Discovery, Registration
 from ._sync import Client, Lease, Lock, Watch
 
 __version__: str = _native.__version__
+
+
+def grpc_endpoint(addr: str) -> bytes:
+    """The value that makes a registered instance resolvable by etcd's Go gRPC resolver
+    (``go.etcd.io/etcd/client/v3/naming/resolver``, target ``etcd:///<service>``)::
+
+        client.register("svc/api", "node-1", etcdlock.grpc_endpoint("10.0.0.7:50051"))
+    """
+    if not isinstance(addr, str):
+        raise TypeError(f"addr must be a str, not {type(addr).__name__}")
+    return _native.grpc_endpoint(addr)
+
+
+def grpc_endpoint_addr(value: bytes) -> _Optional[str]:
+    """The address in a ``grpc_endpoint`` value (or one etcd's Go endpoints manager wrote),
+    else None (also ``Instance.grpc_addr``)."""
+    addr: _Optional[str] = _native.grpc_endpoint_addr(bytes(value))
+    return addr
 
 #: Seconds the exit hook may spend closing clients (revoking leases) and stopping the runtime.
 EXIT_TIMEOUT = 2.0
@@ -84,6 +105,14 @@ __all__ = [
     "AsyncLeadership",
     "AsyncObserver",
     "AsyncRWLock",
+    "Registration",
+    "Discovery",
+    "AsyncRegistration",
+    "AsyncDiscovery",
+    "Instance",
+    "Instances",
+    "grpc_endpoint",
+    "grpc_endpoint_addr",
     "Leader",
     "MAX_PERMITS",
     "WatchEvent",
@@ -99,4 +128,5 @@ __all__ = [
     "Closed",
     "AuthError",
     "WrongContextError",
+    "WouldBlock",
 ]

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque
 
 from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
 
 if TYPE_CHECKING:
     from ._aio_recipes import AsyncElection, AsyncRWLock
+    from ._aio_registry import AsyncDiscovery, _Registering
 
 
 async def _run(op: Any) -> Any:
@@ -136,6 +137,27 @@ class AsyncClient:
         n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
         self._n.candidate(n, t, b"")  # checks the name and TTL now
         return AsyncElection(self._n, n, t)
+
+    def register(
+        self, service: BytesLike, instance: BytesLike, value: BytesLike = b"", ttl: int = DEFAULT_TTL, *, replace: bool = False
+    ) -> "_Registering":
+        """Registers ``instance`` of ``service`` (see ``Client.register``): ``reg = await
+        client.register(...)``, or ``async with client.register(...) as reg:``."""
+        from ._aio_registry import _Registering
+
+        _log.refresh()
+        s, i, v = _args.to_bytes(service, "service"), _args.to_bytes(instance, "instance"), _args.to_bytes(value, "value")
+        return _Registering(self._n.register(s, i, v, _args.ttl(ttl), _args.flag(replace, "replace")))
+
+    async def instances(self, service: BytesLike) -> Instances:
+        """The instances of ``service`` now (see ``Client.instances``)."""
+        return instances(await _run(self._n.instances(_args.to_bytes(service, "service"))))
+
+    def discover(self, service: BytesLike) -> "AsyncDiscovery":
+        """``async for snapshot in client.discover("svc/api"):`` (see ``Client.discover``)."""
+        from ._aio_registry import AsyncDiscovery
+
+        return AsyncDiscovery(self._n.discover(_args.to_bytes(service, "service")))
 
     async def inspect(self, name: BytesLike) -> LockState:
         """The queue of lock ``name`` as etcd has it now (see ``Client.inspect``)."""

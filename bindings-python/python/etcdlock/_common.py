@@ -2,7 +2,7 @@
 
 import asyncio
 import os
-from typing import Any, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from . import _args, _log, _native
 from ._errors import WrongContextError
@@ -105,6 +105,43 @@ class Leader(NamedTuple):
     """The key's create revision: the leader's fencing token, bigger in every later term."""
     lease: int
     """The lease the key is bound to."""
+
+
+class Instance(NamedTuple):
+    """One registered instance of a service (``client.instances()``, ``client.discover()``)."""
+
+    name: bytes
+    """The instance's name: its key after ``<service>/``."""
+    value: bytes
+    """What it registered (for etcd's Go gRPC resolver: ``etcdlock.grpc_endpoint(addr)``)."""
+    lease: int
+    """The lease its key is bound to (0 for a key put without one)."""
+    mod_revision: int
+    """The revision of its latest put."""
+
+    @property
+    def grpc_addr(self) -> Optional[str]:
+        """The address, if the value is a gRPC endpoint (``grpc_endpoint`` or etcd's Go
+        endpoints manager wrote it), else None."""
+        addr: Optional[str] = _native.grpc_endpoint_addr(self.value)
+        return addr
+
+
+class Instances(NamedTuple):
+    """A service's instances at one revision, ordered by name."""
+
+    instances: List[Instance]
+    revision: int
+    """The etcd revision this set is the state at."""
+
+    def as_dict(self) -> Dict[bytes, bytes]:
+        """Instance name → value."""
+        return {i.name: i.value for i in self.instances}
+
+
+def instances(raw: Any) -> Instances:
+    revision, found = raw
+    return Instances([Instance(*i) for i in found], revision)
 
 
 def leader(raw: Any) -> Optional[Leader]:

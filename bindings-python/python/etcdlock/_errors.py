@@ -46,6 +46,11 @@ class AuthError(Error):
     """Authentication or permission failure."""
 
 
+class WouldBlock(Error):
+    """Someone else has it and this call does not wait: e.g. an instance name another
+    registrant holds (``register(..., replace=True)`` takes it over). Nothing was changed."""
+
+
 class WrongContextError(Error, RuntimeError):
     """Called where it cannot work: an object inherited through ``fork()`` used in the child,
     or a blocking call made inside a running event loop or a library thread."""
@@ -62,4 +67,5 @@ __all__ = [
     "Closed",
     "AuthError",
     "WrongContextError",
+    "WouldBlock",
 ]

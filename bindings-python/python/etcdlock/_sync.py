@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
 
 if TYPE_CHECKING:
     from ._recipes import Election, RWLock
+    from ._registry import Discovery, Registration
 
 
 class Client:
@@ -118,6 +119,34 @@ class Client:
         n, t = _args.to_bytes(name, "name"), _args.ttl(ttl)
         self._n.candidate(n, t, b"")  # checks the name and TTL now
         return Election(self._n, n, t)
+
+    def register(
+        self, service: BytesLike, instance: BytesLike, value: BytesLike = b"", ttl: int = DEFAULT_TTL, *, replace: bool = False
+    ) -> "Registration":
+        """Registers ``instance`` of ``service`` (key ``<service>/<instance>``) with ``value``
+        on a lease of ``ttl`` seconds of its own, and keeps it registered: a lost lease
+        (expired, revoked, the key deleted) is followed by a new registration at once, reported
+        to ``on_lost`` / ``on_restored``. ``with client.register(...) as reg:`` deregisters on
+        exit. A name another registrant holds raises ``WouldBlock`` (nothing left) unless
+        ``replace=True``. For etcd's Go gRPC resolver, register ``grpc_endpoint(addr)``."""
+        from ._registry import Registration
+
+        _log.refresh()
+        s, i, v = _args.to_bytes(service, "service"), _args.to_bytes(instance, "instance"), _args.to_bytes(value, "value")
+        op = self._n.register(s, i, v, _args.ttl(ttl), _args.flag(replace, "replace"))
+        return Registration(op.wait())
+
+    def instances(self, service: BytesLike) -> Instances:
+        """The instances of ``service`` now (one read), in name order, with the revision."""
+        return instances(self._n.instances(_args.to_bytes(service, "service")).wait())
+
+    def discover(self, service: BytesLike) -> "Discovery":
+        """``for snapshot in client.discover("svc/api"):`` — the current ``Instances`` first,
+        then the whole set after each change (none missed, across reconnects and compaction).
+        Sends nothing until the first iteration; ``close()`` ends it."""
+        from ._registry import Discovery
+
+        return Discovery(self._n.discover(_args.to_bytes(service, "service")))
 
     def inspect(self, name: BytesLike) -> LockState:
         """The queue of lock ``name`` as etcd has it now (whoever holds or waits: this client,

@@ -1,9 +1,10 @@
 // Command go-resolver checks the service registry against etcd's own Go naming packages, as a Go
 // gRPC service would use them (core/tests/registry.rs runs it):
 //
-//  1. It starts two gRPC health servers, A and B, on 127.0.0.1, registers A with the endpoints
-//     manager (go.etcd.io/etcd/client/v3/naming/endpoints) as <target>/go-A on a lease, and
-//     prints "A <addr>" and "B <addr>".
+//  1. It starts two gRPC health servers, A and B, on 127.0.0.1 (B only without -b: with it, B is
+//     the caller's own server at that address, e.g. a Python one), registers A with the
+//     endpoints manager (go.etcd.io/etcd/client/v3/naming/endpoints) as <target>/go-A on a
+//     lease, and prints "A <addr>" and "B <addr>".
 //  2. It waits for a line on stdin: the caller has registered B as <target>/<name> with its own
 //     client (etcdlock's grpc_endpoint value).
 //  3. It dials etcd:///<target> through the resolver (naming/resolver) with round_robin, and
@@ -51,6 +52,7 @@ func serve() string {
 func main() {
 	eps := flag.String("endpoints", "", "etcd client URLs, comma-separated")
 	target := flag.String("target", "", "the service: keys <target>/<instance>")
+	bAddr := flag.String("b", "", "B's address when the caller serves B (default: a server of its own)")
 	flag.Parse()
 	if *eps == "" || *target == "" {
 		die("usage: go-resolver -endpoints URL -target SERVICE")
@@ -63,7 +65,10 @@ func main() {
 	}
 	defer cli.Close()
 
-	a, b := serve(), serve()
+	a, b := serve(), *bAddr
+	if b == "" {
+		b = serve()
+	}
 	lease, err := cli.Grant(ctx, 10)
 	if err != nil {
 		die("grant: %v", err)
