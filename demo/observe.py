@@ -1,6 +1,7 @@
 """What the demo shows of the library's own observability: each worker's metrics (the Prometheus
 text it prints before it exits, read with the strict reader tests/prometheus_text.py) summed into
-one summary, and the lock's queue as `client.inspect()` saw it at one moment of contention."""
+one summary, the lock's queue as `client.inspect()` saw it at one moment of contention, and who
+was up when, as the workers' service registrations discovered by `client.discover()`."""
 from __future__ import annotations
 
 import threading
@@ -18,6 +19,8 @@ COUNTS = [
     ("requests sent again / KV member switches", ["etcdlock_request_retries_total", "etcdlock_member_switches_total"]),
     ("stream reopens (keepalive, watch)", ['etcdlock_stream_reopens_total{stream="keepalive"}', 'etcdlock_stream_reopens_total{stream="watch"}']),
 ]
+# The languages whose mutex workers register themselves (DEMO_SERVICE).
+REGISTERING = {"python", "rust"}
 MEANS = [("lock wait", "etcdlock_lock_wait_seconds"), ("lock hold", "etcdlock_lock_hold_seconds"),
          ("keepalive round trip", "etcdlock_keepalive_rtt_seconds")]
 
@@ -86,4 +89,80 @@ class QueueWatcher:
             place = "holder" if i == 0 else f"waiter {i}"
             out.append(f"| {place} | `{e.key.decode(errors='replace')}` | {e.fencing_token} | {e.lease:x} | "
                        f"{'gone' if e.ttl is None else e.ttl} | {e.value.decode(errors='replace')} |")
+        return out
+
+
+class DiscoveryWatcher:
+    """Follows the workers' service with `client.discover()` from a client of its own: every set
+    it was given, stamped with when. Each mutex worker registers itself there (its label as the
+    instance name) while it runs."""
+
+    def __init__(self, endpoints: str, service: str, t0_ns: int, tls: dict):
+        self.endpoints, self.service, self.t0, self.tls = endpoints, service, t0_ns, tls
+        self.sets: list[tuple[int, list[str]]] = []  # (monotonic ns, instance names)
+        self.error: str | None = None
+        self.discovery = None
+        self.started = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "DiscoveryWatcher":
+        self.thread.start()
+        self.started.wait(10)
+        return self
+
+    def _run(self) -> None:
+        try:
+            import etcdlock
+        except ImportError as e:
+            self.error = f"the etcdlock Python package is not installed ({e})"
+            self.started.set()
+            return
+        try:
+            with etcdlock.Client(self.endpoints, **self.tls) as client, client.discover(self.service) as self.discovery:
+                for snapshot in self.discovery:
+                    self.sets.append((time.monotonic_ns(), [i.name.decode() for i in snapshot.instances]))
+                    self.started.set()
+        except etcdlock.Error as e:
+            self.error = f"{type(e).__name__}: {e}"
+        self.started.set()
+
+    def finish(self) -> None:
+        if self.discovery is not None:
+            self.discovery.close()
+        self.thread.join(timeout=10)
+
+    def seen(self) -> set[str]:
+        return {name for _, names in self.sets for name in names}
+
+    def left_at(self, label: str, after_ns: int) -> int | None:
+        """When `label` was first missing from a set after `after_ns` (None: never)."""
+        return next((t for t, names in self.sets if t >= after_ns and label not in names), None)
+
+    def checks(self, labels: list[str], kill: dict | None, ttl: float) -> list[tuple[bool, str]]:
+        if self.error or not self.sets:
+            return [(False, f"service discovery saw nothing ({self.error or 'no set'})")]
+        missing = sorted(set(labels) - self.seen())
+        out = [(not missing, f"every worker was discovered in '{self.service}' while it ran ({len(labels) - len(missing)} of {len(labels)})"
+                + (f"; never seen: {', '.join(missing)}" if missing else ""))]
+        if kill is not None:
+            gone = self.left_at(kill["label"], kill["t"])
+            took = None if gone is None else (gone - kill["t"]) / 1e9
+            out.append((took is not None and took <= ttl + 1.0,
+                        f"the SIGKILLed {kill['label']} left every discovered set within its TTL + 1 s "
+                        f"({'never' if took is None else f'{took:.2f} s'} after the kill)"))
+        last = self.sets[-1][1]
+        out.append((not last, "no worker was still registered after the run" + (f": {', '.join(last)}" if last else "")))
+        return out
+
+    def lines(self) -> list[str]:
+        """Who was up when: each change of the discovered set, as a Markdown table."""
+        if self.error or not self.sets:
+            return [f"not seen: {self.error or 'no set'}"]
+        out = ["| t (s) | joined | left | registered then |", "|---|---|---|---|"]
+        before: list[str] = []
+        for t, names in self.sets:
+            joined, left = sorted(set(names) - set(before)), sorted(set(before) - set(names))
+            out.append(f"| {(t - self.t0) / 1e9:.2f} | {', '.join(joined) or '—'} | {', '.join(left) or '—'} | "
+                       f"{', '.join(names) or '(none)'} |")
+            before = names
         return out

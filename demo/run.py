@@ -46,6 +46,7 @@ import workers  # noqa: E402
 SECOND_PHASE = ("election", "semaphore")
 LOCK = "demo/lock"
 COUNTER = "demo/counter"
+SERVICE = "demo/workers"  # each mutex worker registers itself here (the service registry)
 CHECKER = os.path.join(REPO, "tests", "history", "check.py")
 COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m", "cli": "\033[33m"}
 RESET, BOLD, RED, GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[32m"
@@ -105,7 +106,7 @@ class Run:
 
     def show(self, ev: dict) -> None:
         kind = ev["ev"]
-        if kind not in ("acquired", "write_refused", "write_unknown", "lost", "error"):
+        if kind not in ("acquired", "write_refused", "write_unknown", "lost", "error", "unregistered", "registered_again"):
             return
         color = COLORS.get(ev["lang"], "")
         who = f"{color}{ev['label']:<10}{RESET} pid {ev['pid']:<7}"
@@ -120,6 +121,10 @@ class Run:
                   "it may or may not have been committed)")
         elif kind == "lost":
             print(f"  {t}  {who} learns it lost the lock: {ev['reason']}")
+        elif kind == "unregistered":
+            print(f"  {t}  {who} learns its service registration was lost: {ev['reason']}")
+        elif kind == "registered_again":
+            print(f"  {t}  {who} registered again (lease {ev['lease']:x})")
         else:
             print(f"  {t}  {who} {RED}error{RESET}: {ev.get('error')}")
         sys.stdout.flush()
@@ -256,16 +261,18 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
                "DEMO_TTL": str(args.ttl), "DEMO_WORK_MS": str(args.work_ms), "DEMO_UNTIL_NS": str(until)}
         if cert_dir:
             env.update(cluster.client_env())
-        pool = workers.Pool(run, env)
+        tls_args = {}
+        if cert_dir:
+            e = cluster.client_env()
+            tls_args = {"ca_file": e["DEMO_TLS_CA"], "cert_file": e["DEMO_TLS_CERT"], "key_file": e["DEMO_TLS_KEY"]}
+        # Who is up when: the mutex workers register themselves in SERVICE (DEMO_SERVICE).
+        discovery = observe.DiscoveryWatcher(endpoints, SERVICE, t0, tls_args).start()
+        pool = workers.Pool(run, {**env, "DEMO_SERVICE": SERVICE})
         print(f"{BOLD}{sum(counts.values())} workers contend for '{LOCK}' for {args.duration:.0f}s{RESET} "
               f"({', '.join(f'{n} {lang}' for lang, n in counts.items() if n)}); TTL {args.ttl}s")
         for lang, n in counts.items():
             for i in range(n):
                 pool.start(lang, i)
-        tls_args = {}
-        if cert_dir:
-            e = cluster.client_env()
-            tls_args = {"ca_file": e["DEMO_TLS_CA"], "cert_file": e["DEMO_TLS_CERT"], "key_file": e["DEMO_TLS_KEY"]}
         # The queue at one moment of contention, for the report (inspect() from a client of its own).
         queue = observe.QueueWatcher(endpoints, LOCK, t0, tls_args).start(until)
         ctl_env = {"endpoints": endpoints, "lock": LOCK, "until": until, "ttl": args.ttl,
@@ -279,6 +286,7 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         finally:
             watcher.stop()
             queue.finish()
+            discovery.finish()
         history = [e for e in etcd_hist["events"] if e["key"].startswith(LOCK + "/")]
         checks.fill_etcdctl_tokens(run.events, history)
         leftovers = {"keys": [k for k in etcd_hist["keys_at_end"] if k.startswith(LOCK + "/")],
@@ -312,6 +320,7 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
     results.append((not bad_metrics and not missing,
                     f"every worker that was not killed printed its metrics as valid Prometheus text ({len(run.metrics)} of {len(lang_workers)})"
                     + "".join(f"; {b}" for b in bad_metrics) + (f"; none from {', '.join(missing)}" if missing else "")))
+    results += discovery.checks([w.label for w in pool.workers if w.lang in observe.REGISTERING], done.get("kill"), args.ttl)
     if phase2:
         results += coordination.checks(phase2)
     report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)
@@ -319,6 +328,7 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         if phase2:
             f.write("\n".join(coordination.report_lines(phase2)) + "\n")
         f.write("\n## The queue at one moment of contention\n\n" + "\n".join(queue.lines()) + "\n")
+        f.write(f"\n## Who was up when (`client.discover({SERVICE!r})`)\n\n" + "\n".join(discovery.lines()) + "\n")
         f.write("\n## Metrics\n\n```\n" + "\n".join(metrics_lines) + "\n```\n")
 
     acquisitions = [e for e in run.events if e["ev"] == "acquired"]
@@ -338,6 +348,9 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         print(f"  {line}")
     print(f"{BOLD}history checker{RESET} ({hist_path}, {etcd_path}):")
     for line in prop_lines:
+        print(f"  {line}")
+    print(f"{BOLD}who was up when{RESET} (client.discover({SERVICE!r})):")
+    for line in discovery.lines():
         print(f"  {line}")
     print(f"report: {report}\ntimeline picture: {svg}")
     return 0 if all(ok for ok, _ in results) else 1

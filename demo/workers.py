@@ -89,7 +89,8 @@ class Pool:
         return w
 
     def start(self, lang: str, i: int) -> Worker:
-        return self._spawn(lang, f"{lang}-{i + 1}", command(lang), self.env)
+        label = f"{lang}-{i + 1}"
+        return self._spawn(lang, label, command(lang), {**self.env, "DEMO_LABEL": label})
 
     def start_with(self, lang: str, label: str, extra_env: dict) -> Worker:
         """A worker of `lang` with more environment (the second phase's DEMO_MODE and its settings)."""

@@ -7,6 +7,7 @@ DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (
 campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
 to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
 semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 """
 import json
 import os
@@ -32,6 +33,7 @@ def main():
             return
         # The value is who queues: the report's queue inspection shows it.
         lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]), value=f"python pid {os.getpid()}")
+        reg = register(client, env)
         emit(ev="ready")
         while time.monotonic_ns() < until:
             emit(ev="waiting")
@@ -62,8 +64,20 @@ def main():
                 emit(ev="released", token=token)
             except etcdlock.Error as e:
                 emit(ev="release_failed", token=token, error=type(e).__name__)
+        if reg is not None:
+            reg.close()
         emit(ev="metrics", text=client.metrics_text())
     emit(ev="done")
+
+
+def register(client, env):
+    """Registers this worker in DEMO_SERVICE (if set) as DEMO_LABEL, reporting losses."""
+    if not env.get("DEMO_SERVICE"):
+        return None
+    reg = client.register(env["DEMO_SERVICE"], env["DEMO_LABEL"], f"python pid {os.getpid()}", ttl=int(env["DEMO_TTL"]))
+    reg.on_lost(lambda reason: emit(ev="unregistered", reason=reason))
+    reg.on_restored(lambda lease: emit(ev="registered_again", lease=lease))
+    return reg
 
 
 def left(until):

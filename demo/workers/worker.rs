@@ -14,7 +14,8 @@
 //! `demo/coordination.py`): campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading,
 //! proclaim and make fenced writes to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire → hold
 //! DEMO_HOLD_MS → release on the semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at
-//! DEMO_UNTIL_NS.
+//! DEMO_UNTIL_NS. With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL
+//! while it runs.
 
 use etcdlock::{ClientOptions, Pem, TlsOptions};
 use std::time::Duration;
@@ -78,6 +79,7 @@ async fn main() {
         _ => {}
     }
     let mutex = client.mutex(lock, ttl).expect("mutex");
+    let registration = register(&client, ttl).await;
     emit("\"ev\":\"ready\"");
     while mono_ns() < until {
         emit("\"ev\":\"waiting\"");
@@ -118,10 +120,31 @@ async fn main() {
             }
         }
     }
+    if let Some(r) = registration {
+        let _ = r.close().await;
+    }
     // Debug-formatting escapes the text's quotes and newlines as JSON does (it is ASCII).
     emit(&format!("\"ev\":\"metrics\",\"text\":{:?}", client.metrics().prometheus_text()));
     client.close().await;
     emit("\"ev\":\"done\"");
+}
+
+/// Registers this worker in DEMO_SERVICE (if set) as DEMO_LABEL, reporting losses.
+async fn register(client: &etcdlock::Client, ttl: i64) -> Option<etcdlock::Registration> {
+    let service = std::env::var("DEMO_SERVICE").ok()?;
+    let value = format!("rust pid {}", std::process::id());
+    let reg = client.register(service, env("DEMO_LABEL"), value, ttl).await.expect("register");
+    let mut events = reg.events();
+    tokio::spawn(async move {
+        while let Some(e) = events.next().await {
+            match e {
+                etcdlock::RegistrationEvent::Lost(reason) => emit(&format!("\"ev\":\"unregistered\",\"reason\":\"{reason}\"")),
+                etcdlock::RegistrationEvent::Restored { lease } => emit(&format!("\"ev\":\"registered_again\",\"lease\":{lease}")),
+                etcdlock::RegistrationEvent::TakenOver => emit("\"ev\":\"unregistered\",\"reason\":\"taken_over\""),
+            }
+        }
+    });
+    Some(reg)
 }
 
 /// The demo's second phase: an election and a semaphore (DEMO_MODE).
