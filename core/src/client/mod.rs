@@ -212,6 +212,14 @@ impl Client {
         self.inner.is_closed.load(Ordering::Acquire)
     }
 
+    /// Waits `delay` (a retry's back-off), or fails with `Closed` as soon as the client closes.
+    pub(crate) async fn sleep_unless_closed(&self, delay: std::time::Duration) -> Result<()> {
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => Ok(()),
+            _ = self.inner.closed.cancelled() => Err(closed_error()),
+        }
+    }
+
     /// Grants a lease of `ttl_secs` and keeps it alive until it is revoked or dropped.
     pub async fn lease(&self, ttl_secs: i64) -> Result<Lease> {
         Lease::grant(self, ttl_secs, None).await

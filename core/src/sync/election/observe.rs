@@ -53,7 +53,7 @@ impl Observer {
                 let leader = match self.start().await {
                     Ok(started) => started,
                     Err(e) if e.is_unreachable() => {
-                        self.pause().await?;
+                        self.client.sleep_unless_closed(self.backoff.next_delay()).await?;
                         continue;
                     }
                     Err(e) => return Err(e),
@@ -122,10 +122,4 @@ impl Observer {
         Some(leader)
     }
 
-    async fn pause(&mut self) -> Result<()> {
-        tokio::select! {
-            _ = tokio::time::sleep(self.backoff.next_delay()) => Ok(()),
-            _ = self.client.inner.closed.cancelled() => Err(closed_error()),
-        }
-    }
 }

@@ -63,7 +63,7 @@ impl Discovery {
             let Some(watch) = self.watch.as_mut() else {
                 match self.start().await {
                     Ok(()) => self.backoff.reset(),
-                    Err(e) if e.is_unreachable() => self.pause().await?,
+                    Err(e) if e.is_unreachable() => self.client.sleep_unless_closed(self.backoff.next_delay()).await?,
                     Err(e) => return Err(e),
                 }
                 continue;
@@ -124,12 +124,6 @@ impl Discovery {
         Ok(())
     }
 
-    async fn pause(&mut self) -> Result<()> {
-        tokio::select! {
-            _ = tokio::time::sleep(self.backoff.next_delay()) => Ok(()),
-            _ = self.client.inner.closed.cancelled() => Err(closed_error()),
-        }
-    }
 }
 
 /// Applies one change to `set` (kept ordered by name); whether the set changed.
