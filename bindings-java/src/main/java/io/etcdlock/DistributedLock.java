@@ -1,0 +1,244 @@
+package io.etcdlock;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A fair (FIFO), fenced lock on etcd, shared by every process that locks the same name — with any
+ * etcdlock binding, Go's {@code concurrency.Mutex}, or {@code etcdctl lock}. From
+ * {@link EtcdLockClient#lock}; creating it sends nothing. Thread-safe: any number of threads may
+ * wait on one instance, each in its own place in the queue.
+ *
+ * <p>The explicit API hands out a {@link LockGuard} (fencing token, fenced writes, lost
+ * callbacks). The {@link Lock} methods keep each thread's guard here, for code written for
+ * {@code ReentrantLock}, with these differences: the lock is <b>not reentrant</b> (locking it
+ * again from the thread that holds it throws {@link IllegalStateException} instead of
+ * deadlocking on its own queue key); it <b>can be lost</b> while held (lease expired, key deleted),
+ * which {@link #unlock()} then reports with {@link NotHeldException}; conditions are not supported.
+ */
+public final class DistributedLock implements Lock {
+    private final EtcdLockClient client;
+    private final String name;
+    private final LockOptions options;
+    /** The guards the {@link Lock} methods took, by thread. */
+    private final Map<Thread, LockGuard> held = new ConcurrentHashMap<>();
+
+    DistributedLock(EtcdLockClient client, String name, LockOptions options) {
+        this.client = client;
+        this.name = name;
+        this.options = options;
+    }
+
+    /** @return the lock's name (its queue keys are {@code <name>/...}) */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Waits for the lock, at most {@code timeout}.
+     *
+     * @param timeout how long to wait; {@link Duration#ZERO} tries once (as {@link #tryAcquire})
+     * @return the held lock
+     * @throws LockTimeoutException when the timeout passes (the queue key is gone)
+     * @throws EtcdLockException kind {@code WOULD_BLOCK} when a zero timeout finds the lock busy
+     * @throws InterruptedException when the thread is interrupted while waiting: it has left the
+     *     queue (no key left) when this is thrown
+     */
+    public LockGuard acquire(Duration timeout) throws InterruptedException {
+        return await(start(millis(timeout)));
+    }
+
+    /**
+     * Waits for the lock without a time limit.
+     *
+     * @return the held lock
+     * @throws InterruptedException when interrupted while waiting (the queue key is gone)
+     */
+    public LockGuard acquire() throws InterruptedException {
+        return await(start(-1));
+    }
+
+    /**
+     * Takes the lock only if nobody holds it or waits for it. Leaves nothing behind when it
+     * does not.
+     *
+     * @return the held lock, or empty when it is busy
+     */
+    public Optional<LockGuard> tryAcquire() {
+        AcquireCall call = start(0);
+        try {
+            return Optional.of(awaitUninterruptibly(call));
+        } catch (EtcdLockException e) {
+            if ("WOULD_BLOCK".equals(e.kind())) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Waits for the lock without blocking a thread. Cancelling the future (or completing it from
+     * outside, e.g. {@code orTimeout}) leaves the queue; a lock granted just before the cancel is
+     * released. Completed on an etcdlock callback thread.
+     *
+     * @param timeout how long to wait; {@link Duration#ZERO} tries once
+     * @return the held lock, or {@link LockTimeoutException} (etc.) as the exceptional outcome
+     */
+    public CompletableFuture<LockGuard> acquireAsync(Duration timeout) {
+        return new AcquireFuture(start(millis(timeout)));
+    }
+
+    /** Waits for the lock without a time limit, ignoring interrupts (re-asserted on return). */
+    @Override
+    public void lock() {
+        notHeldByThisThread();
+        keep(awaitUninterruptibly(start(-1)));
+    }
+
+    /** Waits for the lock; an interrupt while waiting leaves the queue and throws. */
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        notHeldByThisThread();
+        keep(await(start(-1)));
+    }
+
+    /** Takes the lock only if nobody holds it or waits for it. */
+    @Override
+    public boolean tryLock() {
+        notHeldByThisThread();
+        Optional<LockGuard> g = tryAcquire();
+        g.ifPresent(this::keep);
+        return g.isPresent();
+    }
+
+    /** Waits for the lock at most {@code time}; false when it passes (nothing left behind). */
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        notHeldByThisThread();
+        if (time <= 0) {
+            return tryLock();
+        }
+        try {
+            keep(acquire(Duration.ofNanos(unit.toNanos(time))));
+            return true;
+        } catch (LockTimeoutException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Releases the lock this thread took with a {@link Lock} method.
+     *
+     * @throws IllegalMonitorStateException if this thread does not hold it through this object
+     * @throws NotHeldException if the lock was lost while held (the guard is dropped anyway)
+     */
+    @Override
+    public void unlock() {
+        LockGuard g = held.remove(Thread.currentThread());
+        if (g == null) {
+            throw new IllegalMonitorStateException("the current thread does not hold lock " + name + " through this object");
+        }
+        try {
+            g.release();
+        } finally {
+            g.releaseQuietly();
+        }
+    }
+
+    /**
+     * The guard this thread holds through the {@link Lock} methods (for its fencing token and
+     * fenced writes).
+     *
+     * @return the guard, or empty if this thread does not hold the lock through them
+     */
+    public Optional<LockGuard> heldByCurrentThread() {
+        return Optional.ofNullable(held.get(Thread.currentThread()));
+    }
+
+    /** Not supported: a distributed lock has no conditions. */
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("a distributed lock has no conditions");
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedLock{" + name + ", ttl=" + options.ttlSeconds + "s}";
+    }
+
+    private AcquireCall start(long timeoutMs) {
+        return AcquireCall.start(client.handle(), name, options, timeoutMs);
+    }
+
+    private static LockGuard await(AcquireCall call) throws InterruptedException {
+        if (Thread.interrupted()) {
+            // Interrupted already: join no queue at all.
+            call.cancel();
+            call.settleCancelled();
+            throw new InterruptedException("interrupted before waiting for the lock");
+        }
+        try {
+            return call.result.get();
+        } catch (InterruptedException e) {
+            call.cancel();
+            call.settleCancelled();
+            // settleCancelled keeps the interrupt status; InterruptedException means it is consumed.
+            Thread.interrupted();
+            throw e;
+        } catch (ExecutionException e) {
+            throw Errors.again(e.getCause());
+        }
+    }
+
+    private static LockGuard awaitUninterruptibly(AcquireCall call) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return call.result.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw Errors.again(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void keep(LockGuard g) {
+        held.put(Thread.currentThread(), g);
+    }
+
+    private void notHeldByThisThread() {
+        if (held.containsKey(Thread.currentThread())) {
+            throw new IllegalStateException("lock " + name + " is already held by this thread: a distributed lock is not reentrant");
+        }
+    }
+
+    private static long millis(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative, got " + timeout);
+        }
+        try {
+            long ms = timeout.toMillis();
+            // A sub-millisecond wait is still a wait, not a try-once.
+            return ms == 0 && !timeout.isZero() ? 1 : ms;
+        } catch (ArithmeticException tooLong) {
+            return -1;
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package io.etcdlock;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A connection to an etcd cluster: locks, leases and key-value calls. Thread-safe; one client
+ * per process is usually enough (its locks of one TTL share one lease). {@link #close()} revokes
+ * its leases (so its locks are freed at once) and fails its pending calls with
+ * {@link ClosedException}. A client nobody closed is closed when it is garbage collected, and
+ * every client when the JVM exits.
+ *
+ * <pre>{@code
+ * try (EtcdLockClient client = EtcdLockClient.connect(ClientOptions.builder()
+ *         .endpoints("http://127.0.0.1:2379").timeout(Duration.ofSeconds(5)).build())) {
+ *     DistributedLock lock = client.lock("orders", LockOptions.ttl(Duration.ofSeconds(10)));
+ *     try (LockGuard held = lock.acquire(Duration.ofSeconds(5))) {
+ *         held.putIfHeld("orders-state/last", "42".getBytes(StandardCharsets.UTF_8));
+ *     }
+ * }
+ * }</pre>
+ */
+public final class EtcdLockClient implements AutoCloseable {
+    private final NativeHandle handle;
+
+    private EtcdLockClient(NativeHandle handle) {
+        this.handle = handle;
+    }
+
+    /**
+     * Connects and checks that the cluster answers within the connect timeout.
+     *
+     * @param options endpoints, timeouts, credentials, TLS
+     * @return the client
+     * @throws UnavailableException if no member answered in time (or TLS failed)
+     * @throws AuthException if the credentials were refused
+     * @throws IllegalArgumentException for a malformed endpoint or unreadable PEM file
+     */
+    public static EtcdLockClient connect(ClientOptions options) {
+        Objects.requireNonNull(options, "options");
+        Native.init();
+        long p = Native.clientConnect(options.endpoints, millis(options.connectTimeout), millis(options.requestTimeout),
+                options.user, options.password, path(options.caFile), path(options.certFile), path(options.keyFile));
+        return new EtcdLockClient(new NativeHandle(p, Native::clientFree, "client"));
+    }
+
+    /**
+     * A lock named {@code name}. Sends nothing until acquired.
+     *
+     * @param name the lock's name: not empty, not ending in {@code /}, no NUL
+     * @param options the lease TTL (and an optional value)
+     * @return the lock
+     * @throws IllegalArgumentException for a bad name
+     * @throws ClosedException if the client is closed
+     */
+    public DistributedLock lock(String name, LockOptions options) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(options, "options");
+        if (name.isEmpty() || name.endsWith("/") || name.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("a lock name must be non-empty, not end in '/' and hold no NUL: " + quote(name));
+        }
+        checkOpen();
+        return new DistributedLock(this, name, options);
+    }
+
+    /**
+     * Grants a lease and keeps it alive in the background until revoked or closed.
+     *
+     * @param ttl its TTL, rounded up to whole seconds; positive
+     * @return the lease
+     */
+    public Lease lease(Duration ttl) {
+        long s = LockOptions.ttl(ttl).ttlSeconds();
+        return new Lease(new NativeHandle(handle.with(c -> Native.leaseGrant(c, s)), Native::leaseFree, "lease"));
+    }
+
+    /**
+     * Writes {@code value} at {@code key}. Not retried when the outcome is unknown.
+     *
+     * @param key a non-empty key
+     * @param value the value
+     * @return the revision of the write
+     */
+    public long put(String key, byte[] value) {
+        byte[] k = key(key);
+        Objects.requireNonNull(value, "value");
+        return handle.with(c -> Native.put(c, k, value, 0));
+    }
+
+    /**
+     * Writes {@code value} at {@code key}, attached to {@code lease}: deleted when the lease ends.
+     *
+     * @param key a non-empty key
+     * @param value the value
+     * @param lease a live lease
+     * @return the revision of the write
+     */
+    public long put(String key, byte[] value, Lease lease) {
+        byte[] k = key(key);
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(lease, "lease");
+        return lease.handle().with(l -> handle.with(c -> Native.put(c, k, value, l)));
+    }
+
+    /**
+     * Reads {@code key} (linearizable).
+     *
+     * @param key a non-empty key
+     * @return its value, or empty if there is none
+     */
+    public Optional<byte[]> get(String key) {
+        byte[] k = key(key);
+        return Optional.ofNullable(handle.with(c -> Native.get(c, k)));
+    }
+
+    /**
+     * Deletes {@code key}.
+     *
+     * @param key a non-empty key
+     * @return whether it existed
+     */
+    public boolean delete(String key) {
+        byte[] k = key(key);
+        return handle.with(c -> Native.delete(c, k));
+    }
+
+    /**
+     * The client's metrics since it connected, in the Prometheus text format (lock
+     * acquisitions, timeouts, losses, wait and hold histograms, requests, leases alive...). Reads
+     * memory, sends nothing; works on a closed client too.
+     *
+     * @return the metrics text
+     */
+    public String metricsText() {
+        return handle.with(Native::clientMetricsText);
+    }
+
+    /** @return whether {@link #close()} was called */
+    public boolean isClosed() {
+        return handle.isClosed();
+    }
+
+    /**
+     * Closes the client: revokes its leases (bounded by the request timeout), so its locks are
+     * lost and freed for others; pending and later calls fail with {@link ClosedException}.
+     * Idempotent.
+     */
+    @Override
+    public void close() {
+        if (handle.isClosed()) {
+            return;
+        }
+        try {
+            // First, under the read lock: fails the calls in progress, so that the free below
+            // (which waits for them) does not wait out their timeouts.
+            handle.run(Native::clientClose);
+        } catch (ClosedException alreadyClosed) {
+            return;
+        } finally {
+            handle.close();
+        }
+    }
+
+    NativeHandle handle() {
+        return handle;
+    }
+
+    private void checkOpen() {
+        if (handle.isClosed()) {
+            throw new ClosedException("the client is closed");
+        }
+    }
+
+    private static byte[] key(String key) {
+        Objects.requireNonNull(key, "key");
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("a key must not be empty");
+        }
+        return key.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static long millis(Duration d) {
+        return d == null ? 0 : d.toMillis();
+    }
+
+    private static String path(Path p) {
+        return p == null ? null : p.toString();
+    }
+
+    private static String quote(String s) {
+        return "\"" + s.replace("\0", "\\0") + "\"";
+    }
+}
