@@ -23,6 +23,8 @@ export ETCDLOCK_ENDPOINTS="$endpoints" ETCDLOCK_ETCDCTL="$root/.tools/bin/etcdct
 echo "== Java: etcd at $endpoints"
 
 cd "$here"
+# Stale reports from an earlier run must not be counted.
+rm -rf target/surefire-reports
 rc=0
 mvn -B -q verify 2>&1 | tee "$tmp/mvn.out" || rc=$?
 # -Xcheck:jni reports misuse as warnings the tests themselves cannot see.
@@ -30,7 +32,6 @@ if grep -E "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED|
     echo "FAIL - -Xcheck:jni reported the lines above"
     rc=1
 fi
-results="$(cat target/surefire-reports/TEST-*.xml 2>/dev/null | grep -o '<testsuite [^>]*' || true)"
 python3 - "$here/target/surefire-reports" <<'PY' || rc=1
 import glob, sys, xml.etree.ElementTree as ET
 t = f = e = s = 0

@@ -106,6 +106,9 @@ public final class LockGuard implements AutoCloseable {
      */
     public void onLost(Consumer<String> callback) {
         try {
+            if (handle.with(Native::guardIsReleased) && handle.with(Native::guardLostReason) == null) {
+                throw notHeld();
+            }
             lost.add(callback, () -> handle.run(g -> Native.guardOnLost(g, lost)));
         } catch (ClosedException e) {
             throw notHeld();
