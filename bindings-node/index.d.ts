@@ -78,6 +78,69 @@ export type WatchEvent = {
      */
     prevValue?: Buffer;
 };
+/**
+ * Why a registration was lost (it is being registered again by then).
+ */
+export type RegistrationLostReason = "expired" | "revoked" | "key_deleted";
+/**
+ * One registered instance, as etcd has it.
+ */
+export type Instance = {
+    /**
+     * the instance's name: its key after `<service>/` (`name.toString()` for text)
+     */
+    name: Buffer;
+    /**
+     * what it registered (for Go gRPC clients: {@link grpcEndpoint}'s value)
+     */
+    value: Buffer;
+    /**
+     * the lease its key is on (0n for a key put without one, e.g. by hand)
+     */
+    lease: bigint;
+    /**
+     * the revision of the registration's latest put
+     */
+    modRevision: bigint;
+};
+/**
+ * A service's instances at one revision.
+ */
+export type Instances = {
+    /**
+     * ordered by name (bytewise)
+     */
+    instances: Instance[];
+    /**
+     * the etcd revision this set is the state at
+     */
+    revision: bigint;
+};
+export type RegisterOptions = {
+    /**
+     * lease TTL in whole seconds (default 10): how long the instance stays
+     * listed after this process stops without closing it
+     */
+    ttl?: number;
+    /**
+     * take the name over if another registrant holds it (whose
+     * registration then ends with 'takenOver'); without it that is `WOULD_BLOCK`
+     */
+    replace?: boolean;
+    /**
+     * aborting while registering rejects with an AbortError and
+     * leaves nothing; aborting later closes the registration (as `server.listen({ signal })` closes
+     * a server)
+     */
+    signal?: AbortSignal;
+};
+export type DiscoverOptions = {
+    /**
+     * aborting closes the discovery: a pending or later `next()`
+     * rejects with an AbortError (so a `for await` loop throws it)
+     */
+    signal?: AbortSignal;
+};
 export type ClientOptions = {
     /**
      * etcd URLs like `http://127.0.0.1:2379` (a string may list several, comma-separated)
@@ -321,6 +384,18 @@ export type Metrics = {
      * from each lease keepalive sent to its answer
      */
     keepaliveRttSeconds: HistogramSnapshot;
+    /**
+     * service registrations open now (`client.register()`, not closed or taken over)
+     */
+    registrationsAlive: number;
+    /**
+     * registrations lost and registered again, by reason
+     */
+    reregistrations: Record<RegistrationLostReason, number>;
+    /**
+     * instance sets delivered by `client.discover()` iterators
+     */
+    discoverySnapshots: number;
 };
 export type WatchOptions = {
     /**
@@ -423,6 +498,9 @@ export type WatchOptions = {
  * @property {number} leasesAlive leases kept alive now (the shared lock leases too)
  * @property {number} watchesOpen watches open now (also one per waiting acquire and held lock)
  * @property {HistogramSnapshot} keepaliveRttSeconds from each lease keepalive sent to its answer
+ * @property {number} registrationsAlive service registrations open now (`client.register()`, not closed or taken over)
+ * @property {Record<RegistrationLostReason, number>} reregistrations registrations lost and registered again, by reason
+ * @property {number} discoverySnapshots instance sets delivered by `client.discover()` iterators
  */
 /**
  * @typedef {object} WatchOptions
@@ -546,6 +624,37 @@ export class Client {
      * @returns {Watch}
      */
     watch(key: Bytes, options?: WatchOptions): Watch;
+    /**
+     * Registers `instance` of `service`: puts `<service>/<instance>` = `value` on a lease of its
+     * own and keeps it there (registered again on a new lease whenever it is lost) until
+     * {@link Registration#close}, the client's close or process exit. Resolves once registered.
+     * Rejects `WOULD_BLOCK` if another registrant holds the name (unless `replace: true`),
+     * `INVALID_ARGUMENT` for an empty service or instance name, a service ending with `/`, an
+     * instance with `/` or NUL, a value over 4096 bytes, a bad `ttl`; `CLOSED`, `UNAVAILABLE`;
+     * an AbortError if `signal` fired. Nothing is left in etcd when it rejects.
+     * @param {Bytes} service the service's name, e.g. `svc/api` (instances are the keys under `<service>/`)
+     * @param {Bytes} instance the instance's name, e.g. `node-1` (no `/`)
+     * @param {Bytes} value what it registers (an address, JSON, {@link grpcEndpoint}'s value); at most 4096 bytes
+     * @param {RegisterOptions} [options]
+     * @returns {Promise<Registration>}
+     */
+    register(service: Bytes, instance: Bytes, value: Bytes, options?: RegisterOptions): Promise<Registration>;
+    /**
+     * The instances of `service` now (one read), whoever registered them (this client, another,
+     * Go's endpoints manager), ordered by name.
+     * @param {Bytes} service
+     * @returns {Promise<Instances>}
+     */
+    instances(service: Bytes): Promise<Instances>;
+    /**
+     * Follows the instances of `service`: an async iterable of {@link Instances}, the current set
+     * first, then the whole set after each change. Returns at once and sends nothing until
+     * iterated; throws `INVALID_ARGUMENT` for a bad service name.
+     * @param {Bytes} service
+     * @param {DiscoverOptions} [options]
+     * @returns {Discovery}
+     */
+    discover(service: Bytes, options?: DiscoverOptions): Discovery;
     /**
      * Closes the client: pending calls reject with `CLOSED`, its leases are revoked (so its locks
      * are released and their `onLost` callbacks get 'closed'). Idempotent.
@@ -852,6 +961,151 @@ export class Watch implements AsyncIterableIterator<WatchEvent> {
     [Symbol.asyncDispose](): Promise<void>;
     #private;
 }
+/**
+ * Why a registration was lost (it is being registered again by then).
+ * @typedef {'expired' | 'revoked' | 'key_deleted'} RegistrationLostReason
+ */
+/**
+ * One registered instance, as etcd has it.
+ * @typedef {object} Instance
+ * @property {Buffer} name the instance's name: its key after `<service>/` (`name.toString()` for text)
+ * @property {Buffer} value what it registered (for Go gRPC clients: {@link grpcEndpoint}'s value)
+ * @property {bigint} lease the lease its key is on (0n for a key put without one, e.g. by hand)
+ * @property {bigint} modRevision the revision of the registration's latest put
+ */
+/**
+ * A service's instances at one revision.
+ * @typedef {object} Instances
+ * @property {Instance[]} instances ordered by name (bytewise)
+ * @property {bigint} revision the etcd revision this set is the state at
+ */
+/**
+ * @typedef {object} RegisterOptions
+ * @property {number} [ttl] lease TTL in whole seconds (default 10): how long the instance stays
+ *   listed after this process stops without closing it
+ * @property {boolean} [replace] take the name over if another registrant holds it (whose
+ *   registration then ends with 'takenOver'); without it that is `WOULD_BLOCK`
+ * @property {AbortSignal} [signal] aborting while registering rejects with an AbortError and
+ *   leaves nothing; aborting later closes the registration (as `server.listen({ signal })` closes
+ *   a server)
+ */
+/**
+ * @typedef {object} DiscoverOptions
+ * @property {AbortSignal} [signal] aborting closes the discovery: a pending or later `next()`
+ *   rejects with an AbortError (so a `for await` loop throws it)
+ */
+/**
+ * An instance registered under a service, from {@link Client#register}: the key
+ * `<service>/<instance>` with its value, on a lease of its own that the core keeps alive. When
+ * the registration is lost (the lease expired or was revoked, the key deleted), the core
+ * registers it again on a new lease as soon as etcd allows, and reports both
+ * ({@link Registration#onLost}, {@link Registration#onRestored}); another registrant taking the
+ * name over (`replace: true`) ends it ({@link Registration#onTakenOver}). `close()` (or
+ * `await using`) deregisters. Like a held lock it does not keep the process alive, garbage
+ * collection never closes it, and closing its client or exiting the process deregisters it.
+ */
+export class Registration {
+    /**
+     * Not constructed directly: {@link Client#register} returns one.
+     * @private
+     * @param {any} nativeRegistration
+     * @param {Client} client
+     * @param {AbortSignal | undefined} signal
+     */
+    private constructor();
+    /** `<service>/<instance>`, the key in etcd. */
+    get key(): Buffer<ArrayBuffer>;
+    /**
+     * The lease the key is on now; null while it is being registered again, once taken over and
+     * once closed. A new one after each restore.
+     * @type {bigint | null}
+     */
+    get leaseId(): bigint | null;
+    /**
+     * Whether the instance is registered now, as far as this process knows (cheap, local): false
+     * while being registered again, once taken over, once closed.
+     * @type {boolean}
+     */
+    get registered(): boolean;
+    /**
+     * Calls `cb(reason)` on the JS thread each time the registration is lost from now on
+     * ('expired', 'revoked', 'key_deleted'); the core is registering it again by then, and
+     * {@link Registration#onRestored} follows (unless the name was taken over meanwhile). Not
+     * called for `close()`. Returns a function that removes `cb`.
+     * @param {(reason: RegistrationLostReason) => void} cb
+     * @returns {() => void}
+     */
+    onLost(cb: (reason: RegistrationLostReason) => void): () => void;
+    /**
+     * Calls `cb(leaseId)` on the JS thread each time the instance is registered again after a
+     * loss, with the new lease's ID. Returns a function that removes `cb`.
+     * @param {(leaseId: bigint) => void} cb
+     * @returns {() => void}
+     */
+    onRestored(cb: (leaseId: bigint) => void): () => void;
+    /**
+     * Calls `cb()` once, on the JS thread, when another registrant takes the name over: the
+     * registration has ended (its key is the other's; `update()` rejects `NOT_HELD`); at once
+     * (asynchronously) if it already was. Returns a function that removes `cb`.
+     * @param {() => void} cb
+     * @returns {() => void}
+     */
+    onTakenOver(cb: () => void): () => void;
+    /**
+     * Replaces the registered value (kept for every later re-registration too). Written only
+     * while the key is on this registration's lease: rejects `NOT_HELD`, writing nothing, while
+     * it is being registered again (the value is then used when it is), once taken over or closed.
+     * @param {Bytes} value at most 4096 bytes
+     * @returns {Promise<bigint>} the revision of the write
+     */
+    update(value: Bytes): Promise<bigint>;
+    /**
+     * Deregisters: stops keeping it, deletes the key if it is still this registration's (a
+     * taker's stays) and revokes the lease, both done when this resolves (if etcd is unreachable
+     * the lease expires after its TTL at worst). Idempotent; resolves at once after the client
+     * was closed, which deregistered it already.
+     * @returns {Promise<void>}
+     */
+    close(): Promise<void>;
+    /** `await using reg = await client.register(...)` closes it. */
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+/**
+ * A service's instance sets, from {@link Client#discover}: `for await (const set of
+ * discovery)`, each an {@link Instances} — the current set first, then the whole set after each
+ * change (changes that arrive together come as one set; every set is the state at its
+ * `revision`), across reconnects and compaction. Ends when closed (`close()`, leaving the loop)
+ * or when the client closes; a pending `next()` keeps the process alive, as an iterated watch
+ * does. Sends nothing until iterated.
+ * @implements {AsyncIterableIterator<Instances>}
+ */
+export class Discovery implements AsyncIterableIterator<Instances> {
+    /**
+     * Not constructed directly: {@link Client#discover} returns one.
+     * @private
+     * @param {Promise<any>} nativeDiscovery
+     * @param {AbortSignal | undefined} signal
+     */
+    private constructor();
+    /**
+     * The next set (the current one on the first call); done once closed or the client closed.
+     * Rejects `CLOSED` if the client was closed before the discovery started, an AbortError once
+     * its signal fired.
+     * @returns {Promise<IteratorResult<Instances, undefined>>}
+     */
+    next(): Promise<IteratorResult<Instances, undefined>>;
+    /**
+     * Ends a `for await` loop early: closes the discovery.
+     * @returns {Promise<IteratorReturnResult<undefined>>}
+     */
+    return(): Promise<IteratorReturnResult<undefined>>;
+    /** Stops following (its watch is closed); a pending `next()` resolves done. Idempotent. */
+    close(): void;
+    [Symbol.asyncIterator](): this;
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
 /** @typedef {keyof typeof codes} ErrorCode */
 /** An error from etcdlock; `code` is one of {@link codes}. */
 export class EtcdlockError extends Error {
@@ -924,6 +1178,21 @@ export const logChannels: Readonly<{
 export function setCallerSpin(ms: number): void;
 /** The caller spin in effect, in milliseconds (see setCallerSpin). @returns {number} */
 export function callerSpin(): number;
+/**
+ * The value etcd's Go endpoints manager (`client/v3/naming/endpoints`) writes for a gRPC server
+ * at `addr` (`{"Op":0,"Addr":"<addr>","Metadata":null}`): register it as an instance's value and
+ * Go gRPC clients dialing `etcd:///<service>` (the `naming/resolver` package) reach it.
+ * @param {string} addr `host:port`
+ * @returns {string}
+ */
+export function grpcEndpoint(addr: string): string;
+/**
+ * The address in an endpoint value written by Go's endpoints manager or {@link grpcEndpoint}
+ * (an {@link Instance}'s `value`), or null for any other value.
+ * @param {Bytes} value
+ * @returns {string | null}
+ */
+export function grpcEndpointAddr(value: Bytes): string | null;
 /**
  * The most permits a semaphore may have (1024, the core's `MAX_PERMITS`).
  * @type {number}

@@ -19,6 +19,8 @@ log.start(native);
 
 /** Lock TTL in seconds when `lock()` is not given one. */
 const DEFAULT_LOCK_TTL = 10;
+/** Registration TTL in seconds when `register()` is not given one (the core's default). */
+const DEFAULT_REGISTER_TTL = 10;
 /** Connect and request timeout in milliseconds when the client options do not give one. */
 const DEFAULT_TIMEOUT_MS = 5000;
 /** Bound on revoking this process's leases at exit (see README "Exit policy"). */
@@ -86,6 +88,8 @@ let leaseNative;
 let lockNative;
 /** @type {(client: Client) => Promise<any>} */
 let clientNative;
+/** @type {(reg: Registration) => void} */
+let registrationEnded;
 /** @type {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} */
 let acquireWith;
 
@@ -102,9 +106,9 @@ function fromNative(e) {
   return e;
 }
 
-/** @param {AbortSignal} signal */
-function abortError(signal) {
-  return new AbortError('The lock acquisition was aborted', { cause: signal.reason });
+/** @param {AbortSignal} signal @param {string} [what] */
+function abortError(signal, what = 'The lock acquisition') {
+  return new AbortError(`${what} was aborted`, { cause: signal.reason });
 }
 
 // --------------------------------------------------------------- argument checks ---
@@ -264,6 +268,13 @@ function checkHandle(name, options) {
     throw fromNative(e);
   }
   return { n, ttl };
+}
+
+/** An optional boolean option (absent: false). */
+function toFlag(v, what) {
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw invalid(`${what} must be a boolean, got ${describe(v)}`);
+  return v;
 }
 
 function toCallback(v) {
@@ -964,6 +975,382 @@ class Watch {
   }
 }
 
+// ------------------------------------------------------------- Service registry ---
+
+/**
+ * Why a registration was lost (it is being registered again by then).
+ * @typedef {'expired' | 'revoked' | 'key_deleted'} RegistrationLostReason
+ */
+
+/**
+ * One registered instance, as etcd has it.
+ * @typedef {object} Instance
+ * @property {Buffer} name the instance's name: its key after `<service>/` (`name.toString()` for text)
+ * @property {Buffer} value what it registered (for Go gRPC clients: {@link grpcEndpoint}'s value)
+ * @property {bigint} lease the lease its key is on (0n for a key put without one, e.g. by hand)
+ * @property {bigint} modRevision the revision of the registration's latest put
+ */
+
+/**
+ * A service's instances at one revision.
+ * @typedef {object} Instances
+ * @property {Instance[]} instances ordered by name (bytewise)
+ * @property {bigint} revision the etcd revision this set is the state at
+ */
+
+/**
+ * @typedef {object} RegisterOptions
+ * @property {number} [ttl] lease TTL in whole seconds (default 10): how long the instance stays
+ *   listed after this process stops without closing it
+ * @property {boolean} [replace] take the name over if another registrant holds it (whose
+ *   registration then ends with 'takenOver'); without it that is `WOULD_BLOCK`
+ * @property {AbortSignal} [signal] aborting while registering rejects with an AbortError and
+ *   leaves nothing; aborting later closes the registration (as `server.listen({ signal })` closes
+ *   a server)
+ */
+
+/**
+ * @typedef {object} DiscoverOptions
+ * @property {AbortSignal} [signal] aborting closes the discovery: a pending or later `next()`
+ *   rejects with an AbortError (so a `for await` loop throws it)
+ */
+
+/**
+ * An instance registered under a service, from {@link Client#register}: the key
+ * `<service>/<instance>` with its value, on a lease of its own that the core keeps alive. When
+ * the registration is lost (the lease expired or was revoked, the key deleted), the core
+ * registers it again on a new lease as soon as etcd allows, and reports both
+ * ({@link Registration#onLost}, {@link Registration#onRestored}); another registrant taking the
+ * name over (`replace: true`) ends it ({@link Registration#onTakenOver}). `close()` (or
+ * `await using`) deregisters. Like a held lock it does not keep the process alive, garbage
+ * collection never closes it, and closing its client or exiting the process deregisters it.
+ */
+class Registration {
+  /** @type {any} */ #native;
+  /** @type {Client} */ #client;
+  /** @type {Buffer | null} */ #key = null;
+  #closed = false;
+  #takenOver = false;
+  /** @type {Set<(reason: RegistrationLostReason) => void>} */ #lost = new Set();
+  /** @type {Set<(leaseId: bigint) => void>} */ #restored = new Set();
+  /** @type {Set<() => void>} */ #takenOverCbs = new Set();
+  /** @type {AbortSignal | undefined} */ #signal;
+  /** @type {(() => void) | undefined} */ #onAbort;
+
+  /**
+   * Not constructed directly: {@link Client#register} returns one.
+   * @private
+   * @param {any} nativeRegistration
+   * @param {Client} client
+   * @param {AbortSignal | undefined} signal
+   */
+  constructor(nativeRegistration, client, signal) {
+    this.#native = nativeRegistration;
+    this.#client = client;
+    // The core subscribed when it registered: every event from then on comes here, in order.
+    nativeRegistration.onEvents((/** @type {any} */ e) => this.#event(e));
+    if (signal && !signal.aborted) {
+      this.#signal = signal;
+      this.#onAbort = () => {
+        this.close().catch(() => {});
+      };
+      signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
+  }
+
+  static {
+    registrationEnded = (reg) => {
+      // Its client closed (which revoked the lease): only the event forwarder is left to stop.
+      if (reg.#closed) return;
+      reg.#end();
+      reg.#native.close().catch(() => {});
+    };
+  }
+
+  /** @param {{ type: string, reason?: string | null, lease?: bigint | null }} e */
+  #event(e) {
+    if (this.#closed) return;
+    if (e.type === 'lost') {
+      for (const f of [...this.#lost]) f(/** @type {RegistrationLostReason} */ (e.reason));
+    } else if (e.type === 'restored') {
+      for (const f of [...this.#restored]) f(/** @type {bigint} */ (e.lease));
+    } else if (e.type === 'takenOver') {
+      this.#takenOver = true;
+      const cbs = [...this.#takenOverCbs];
+      this.#takenOverCbs.clear();
+      for (const f of cbs) f();
+    }
+  }
+
+  /** `<service>/<instance>`, the key in etcd. */
+  get key() {
+    if (this.#key === null) this.#key = this.#native.key;
+    return Buffer.from(this.#key);
+  }
+
+  /**
+   * The lease the key is on now; null while it is being registered again, once taken over and
+   * once closed. A new one after each restore.
+   * @type {bigint | null}
+   */
+  get leaseId() {
+    return this.#native.leaseId ?? null;
+  }
+
+  /**
+   * Whether the instance is registered now, as far as this process knows (cheap, local): false
+   * while being registered again, once taken over, once closed.
+   * @type {boolean}
+   */
+  get registered() {
+    return this.#native.isRegistered();
+  }
+
+  /**
+   * Calls `cb(reason)` on the JS thread each time the registration is lost from now on
+   * ('expired', 'revoked', 'key_deleted'); the core is registering it again by then, and
+   * {@link Registration#onRestored} follows (unless the name was taken over meanwhile). Not
+   * called for `close()`. Returns a function that removes `cb`.
+   * @param {(reason: RegistrationLostReason) => void} cb
+   * @returns {() => void}
+   */
+  onLost(cb) {
+    return this.#listen(this.#lost, cb);
+  }
+
+  /**
+   * Calls `cb(leaseId)` on the JS thread each time the instance is registered again after a
+   * loss, with the new lease's ID. Returns a function that removes `cb`.
+   * @param {(leaseId: bigint) => void} cb
+   * @returns {() => void}
+   */
+  onRestored(cb) {
+    return this.#listen(this.#restored, cb);
+  }
+
+  /**
+   * Calls `cb()` once, on the JS thread, when another registrant takes the name over: the
+   * registration has ended (its key is the other's; `update()` rejects `NOT_HELD`); at once
+   * (asynchronously) if it already was. Returns a function that removes `cb`.
+   * @param {() => void} cb
+   * @returns {() => void}
+   */
+  onTakenOver(cb) {
+    toCallback(cb);
+    if (this.#takenOver) {
+      let live = true;
+      setImmediate(() => live && cb());
+      return () => {
+        live = false;
+      };
+    }
+    return this.#listen(this.#takenOverCbs, cb);
+  }
+
+  /**
+   * @template {Function} F
+   * @param {Set<F>} set
+   * @param {F} cb
+   * @returns {() => void}
+   */
+  #listen(set, cb) {
+    toCallback(cb);
+    set.add(cb);
+    return () => {
+      set.delete(cb);
+    };
+  }
+
+  /**
+   * Replaces the registered value (kept for every later re-registration too). Written only
+   * while the key is on this registration's lease: rejects `NOT_HELD`, writing nothing, while
+   * it is being registered again (the value is then used when it is), once taken over or closed.
+   * @param {Bytes} value at most 4096 bytes
+   * @returns {Promise<bigint>} the revision of the write
+   */
+  async update(value) {
+    const v = toBytes(value, 'value');
+    if (this.#client.closed) throw new EtcdlockError(codes.CLOSED, 'the client is closed');
+    try {
+      return await this.#native.update(v);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /** No more events, no more abort listener, not owned by the client. */
+  #end() {
+    this.#closed = true;
+    if (this.#signal) this.#signal.removeEventListener('abort', /** @type {() => void} */ (this.#onAbort));
+    this.#signal = undefined;
+    this.#lost.clear();
+    this.#restored.clear();
+    this.#takenOverCbs.clear();
+    forget(this.#client, this);
+  }
+
+  /**
+   * Deregisters: stops keeping it, deletes the key if it is still this registration's (a
+   * taker's stays) and revokes the lease, both done when this resolves (if etcd is unreachable
+   * the lease expires after its TTL at worst). Idempotent; resolves at once after the client
+   * was closed, which deregistered it already.
+   * @returns {Promise<void>}
+   */
+  async close() {
+    this.#end();
+    if (this.#client.closed) {
+      // Only stops the event forwarder: the client's close revoked the lease.
+      this.#native.close().catch(() => {});
+      return;
+    }
+    // Idempotent in the core too: a second close sends nothing.
+    try {
+      await this.#native.close();
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /** `await using reg = await client.register(...)` closes it. */
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+}
+
+/**
+ * A service's instance sets, from {@link Client#discover}: `for await (const set of
+ * discovery)`, each an {@link Instances} — the current set first, then the whole set after each
+ * change (changes that arrive together come as one set; every set is the state at its
+ * `revision`), across reconnects and compaction. Ends when closed (`close()`, leaving the loop)
+ * or when the client closes; a pending `next()` keeps the process alive, as an iterated watch
+ * does. Sends nothing until iterated.
+ * @implements {AsyncIterableIterator<Instances>}
+ */
+class Discovery {
+  /** @type {any} */ #native = null;
+  /** @type {Promise<void>} */ #ready;
+  #closed = false;
+  /** @type {unknown} */ #error = null;
+  /** One native read at a time, in the order next() was called. @type {Promise<unknown>} */
+  #chain = Promise.resolve();
+  /** @type {AbortSignal | undefined} */ #signal;
+  /** @type {(() => void) | undefined} */ #onAbort;
+
+  /**
+   * Not constructed directly: {@link Client#discover} returns one.
+   * @private
+   * @param {Promise<any>} nativeDiscovery
+   * @param {AbortSignal | undefined} signal
+   */
+  constructor(nativeDiscovery, signal) {
+    this.#ready = nativeDiscovery.then(
+      (d) => {
+        this.#native = d;
+        if (this.#closed) d.close();
+      },
+      (e) => {
+        this.#error = this.#error || fromNative(e);
+      },
+    );
+    if (signal) {
+      if (signal.aborted) {
+        this.#abort(signal);
+      } else {
+        this.#signal = signal;
+        this.#onAbort = () => this.#abort(signal);
+        signal.addEventListener('abort', this.#onAbort, { once: true });
+      }
+    }
+  }
+
+  /** @param {AbortSignal} signal */
+  #abort(signal) {
+    if (this.#closed) return;
+    this.#error = abortError(signal, 'The discovery');
+    this.close();
+  }
+
+  /**
+   * The next set (the current one on the first call); done once closed or the client closed.
+   * Rejects `CLOSED` if the client was closed before the discovery started, an AbortError once
+   * its signal fired.
+   * @returns {Promise<IteratorResult<Instances, undefined>>}
+   */
+  next() {
+    const r = this.#chain.then(() => this.#read());
+    this.#chain = r.catch(() => {});
+    return r;
+  }
+
+  /** @returns {Promise<IteratorResult<Instances, undefined>>} */
+  async #read() {
+    await this.#ready;
+    if (this.#error) throw this.#error;
+    if (this.#closed) return { value: undefined, done: true };
+    let set;
+    try {
+      set = await this.#native.next();
+    } catch (e) {
+      this.#error = this.#error || fromNative(e);
+      this.close();
+      throw this.#error;
+    }
+    if (this.#error) throw this.#error;
+    if (set == null || this.#closed) {
+      this.close();
+      return { value: undefined, done: true };
+    }
+    return { value: set, done: false };
+  }
+
+  /**
+   * Ends a `for await` loop early: closes the discovery.
+   * @returns {Promise<IteratorReturnResult<undefined>>}
+   */
+  async return() {
+    this.close();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Stops following (its watch is closed); a pending `next()` resolves done. Idempotent. */
+  close() {
+    this.#closed = true;
+    if (this.#signal) this.#signal.removeEventListener('abort', /** @type {() => void} */ (this.#onAbort));
+    this.#signal = undefined;
+    if (this.#native) this.#native.close();
+  }
+
+  async [Symbol.asyncDispose]() {
+    this.close();
+  }
+}
+
+/**
+ * The value etcd's Go endpoints manager (`client/v3/naming/endpoints`) writes for a gRPC server
+ * at `addr` (`{"Op":0,"Addr":"<addr>","Metadata":null}`): register it as an instance's value and
+ * Go gRPC clients dialing `etcd:///<service>` (the `naming/resolver` package) reach it.
+ * @param {string} addr `host:port`
+ * @returns {string}
+ */
+function grpcEndpoint(addr) {
+  if (typeof addr !== 'string') throw invalid(`addr must be a string (host:port), got ${describe(addr)}`);
+  return native.grpcEndpoint(addr);
+}
+
+/**
+ * The address in an endpoint value written by Go's endpoints manager or {@link grpcEndpoint}
+ * (an {@link Instance}'s `value`), or null for any other value.
+ * @param {Bytes} value
+ * @returns {string | null}
+ */
+function grpcEndpointAddr(value) {
+  return native.grpcEndpointAddr(toBytes(value, 'value')) ?? null;
+}
+
 // ----------------------------------------------------------------------- Client ---
 
 /**
@@ -1061,6 +1448,9 @@ class Watch {
  * @property {number} leasesAlive leases kept alive now (the shared lock leases too)
  * @property {number} watchesOpen watches open now (also one per waiting acquire and held lock)
  * @property {HistogramSnapshot} keepaliveRttSeconds from each lease keepalive sent to its answer
+ * @property {number} registrationsAlive service registrations open now (`client.register()`, not closed or taken over)
+ * @property {Record<RegistrationLostReason, number>} reregistrations registrations lost and registered again, by reason
+ * @property {number} discoverySnapshots instance sets delivered by `client.discover()` iterators
  */
 
 /**
@@ -1373,6 +1763,82 @@ class Client {
   }
 
   /**
+   * Registers `instance` of `service`: puts `<service>/<instance>` = `value` on a lease of its
+   * own and keeps it there (registered again on a new lease whenever it is lost) until
+   * {@link Registration#close}, the client's close or process exit. Resolves once registered.
+   * Rejects `WOULD_BLOCK` if another registrant holds the name (unless `replace: true`),
+   * `INVALID_ARGUMENT` for an empty service or instance name, a service ending with `/`, an
+   * instance with `/` or NUL, a value over 4096 bytes, a bad `ttl`; `CLOSED`, `UNAVAILABLE`;
+   * an AbortError if `signal` fired. Nothing is left in etcd when it rejects.
+   * @param {Bytes} service the service's name, e.g. `svc/api` (instances are the keys under `<service>/`)
+   * @param {Bytes} instance the instance's name, e.g. `node-1` (no `/`)
+   * @param {Bytes} value what it registers (an address, JSON, {@link grpcEndpoint}'s value); at most 4096 bytes
+   * @param {RegisterOptions} [options]
+   * @returns {Promise<Registration>}
+   */
+  async register(service, instance, value, options) {
+    const s = toBytes(service, 'service');
+    const i = toBytes(instance, 'instance');
+    const v = toBytes(value, 'value');
+    const o = toOptions(options, 'options');
+    const ttl = o.ttl === undefined ? DEFAULT_REGISTER_TTL : toTtl(o.ttl, 'ttl');
+    const replace = toFlag(o.replace, 'replace');
+    const signal = toSignal(o.signal);
+    if (signal && signal.aborted) throw abortError(signal, 'The registration');
+    const client = await this.#client();
+    let reg;
+    try {
+      reg = new Registration(await client.register(s, i, v, ttl, replace), this, signal);
+    } catch (e) {
+      throw fromNative(e);
+    }
+    if (signal && signal.aborted) {
+      // Fired while the registration was on its way: honour it, leaving nothing behind.
+      await reg.close().catch(() => {});
+      throw abortError(signal, 'The registration');
+    }
+    this.#owned.add(reg);
+    return reg;
+  }
+
+  /**
+   * The instances of `service` now (one read), whoever registered them (this client, another,
+   * Go's endpoints manager), ordered by name.
+   * @param {Bytes} service
+   * @returns {Promise<Instances>}
+   */
+  async instances(service) {
+    const s = toBytes(service, 'service');
+    const client = await this.#client();
+    try {
+      return await client.instances(s);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Follows the instances of `service`: an async iterable of {@link Instances}, the current set
+   * first, then the whole set after each change. Returns at once and sends nothing until
+   * iterated; throws `INVALID_ARGUMENT` for a bad service name.
+   * @param {Bytes} service
+   * @param {DiscoverOptions} [options]
+   * @returns {Discovery}
+   */
+  discover(service, options) {
+    // A copy: the discovery starts later, and the caller's Buffer must not change it.
+    const s = Buffer.from(toBytes(service, 'service'));
+    const o = toOptions(options, 'options');
+    const signal = toSignal(o.signal);
+    try {
+      native.checkServiceName(s);
+    } catch (e) {
+      throw fromNative(e);
+    }
+    return new Discovery(this.#client().then((c) => c.discover(s)), signal);
+  }
+
+  /**
    * Closes the client: pending calls reject with `CLOSED`, its leases are revoked (so its locks
    * are released and their `onLost` callbacks get 'closed'). Idempotent.
    * @returns {Promise<void>}
@@ -1383,7 +1849,10 @@ class Client {
       this.#closing = this.#connecting.then(
         (n) => n.close(),
         () => {},
-      ).then(() => this.#owned.clear());
+      ).then(() => {
+        for (const o of this.#owned) if (o instanceof Registration) registrationEnded(o);
+        this.#owned.clear();
+      });
     }
     return this.#closing;
   }
@@ -1415,4 +1884,4 @@ class Client {
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, MAX_PERMITS };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS };

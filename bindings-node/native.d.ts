@@ -29,6 +29,16 @@ export declare class NativeClient {
   observe(name: Uint8Array, ttl: number): NativeObserver
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
+  /**
+   * Registers `instance` of `service` with `value` on a lease of its own (core
+   * `register_with`); resolves once registered. The registration's events are subscribed
+   * here, so none is missed before the wrapper listens.
+   */
+  register(service: Uint8Array, instance: Uint8Array, value: Uint8Array, ttl: number, replace: boolean): Promise<NativeRegistration>
+  /** The instances of `service` now (one read). */
+  instances(service: Uint8Array): Promise<NativeInstances>
+  /** A discovery of `service`'s instance sets (sends nothing until its first `next()`). */
+  discover(service: Uint8Array): NativeDiscovery
   /** This client's metrics now (no I/O). */
   metrics(): Array<MetricItem>
   /** The same in the Prometheus text format. */
@@ -42,6 +52,16 @@ export declare class NativeClient {
   /** Idempotent. Pending calls reject with `CLOSED`; leases are revoked (bounded). */
   close(): Promise<undefined>
   isClosed(): boolean
+}
+
+export declare class NativeDiscovery {
+  /**
+   * The next set (the current one first), or `null` once closed (this discovery or the
+   * client).
+   */
+  next(): Promise<NativeInstances | undefined | null>
+  /** Ends the discovery and drops its watch; a pending `next()` resolves `null`. */
+  close(): void
 }
 
 export declare class NativeLease {
@@ -89,6 +109,29 @@ export declare class NativeObserver {
   close(): void
 }
 
+export declare class NativeRegistration {
+  /** `<service>/<instance>`. */
+  get key(): Buffer
+  /** The lease the key is on now; null while registering again and once ended. */
+  get leaseId(): bigint | null
+  isRegistered(): boolean
+  /**
+   * Calls `cb(event)` on the JS thread for each event, in order, from the registration on
+   * (the first call only; later ones do nothing). Never keeps the process alive.
+   */
+  onEvents(cb: (event: NativeRegistrationEvent) => void): void
+  /**
+   * Replaces the value; `NOT_HELD` while registering again or once taken over. Resolves
+   * to the write's revision.
+   */
+  update(value: Uint8Array): Promise<bigint>
+  /**
+   * Deregisters (deletes the key if still ours, revokes the lease); idempotent. No event
+   * is forwarded after it.
+   */
+  close(): Promise<undefined>
+}
+
 export declare class NativeWatch {
   /**
    * The next events (at least one), or `null` once closed. Rejects on a fatal error
@@ -104,6 +147,12 @@ export declare class NativeWatch {
  * wrapper's synchronous `client.election()` and `client.rwlock()` throw before anything is sent).
  */
 export declare function checkName(name: Uint8Array, ttl: number): void
+
+/**
+ * Checks a service name as `register`, `instances` and `discover` do (the wrapper's
+ * synchronous `client.discover()` throws before anything is sent).
+ */
+export declare function checkServiceName(service: Uint8Array): void
 
 /** Connection options; the wrapper validates them and fills the defaults. */
 export interface ConnectOptions {
@@ -123,6 +172,12 @@ export interface ConnectTls {
   key?: Buffer
   serverName?: string
 }
+
+/** The value etcd's Go endpoints manager writes for a gRPC server at `addr` (JSON text). */
+export declare function grpcEndpoint(addr: string): string
+
+/** The address in an endpoint value written by Go's endpoints manager or `grpcEndpoint`, or null. */
+export declare function grpcEndpointAddr(value: Uint8Array): string | null
 
 /**
  * Sets up this environment's completion channel; `noop` is any JS function (napi requires one).
@@ -159,6 +214,32 @@ export interface NativeEvent {
   version: bigint
   lease: bigint
   prevValue?: Buffer
+}
+
+/** One registered instance, as etcd has it. */
+export interface NativeInstance {
+  /** The key after `<service>/`. */
+  name: Buffer
+  value: Buffer
+  /** 0 for a key put without a lease. */
+  lease: bigint
+  modRevision: bigint
+}
+
+/** A service's instances at one revision, ordered by name. */
+export interface NativeInstances {
+  instances: Array<NativeInstance>
+  revision: bigint
+}
+
+/**
+ * A registration event: `type` is `'lost'` (with `reason`), `'restored'` (with `lease`, the
+ * new lease) or `'takenOver'`.
+ */
+export interface NativeRegistrationEvent {
+  type: string
+  reason: string | null
+  lease: bigint | null
 }
 
 /** Whether core's runtime threads exist in this process (none are started on import). */

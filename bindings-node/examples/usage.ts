@@ -1,5 +1,23 @@
 // Type-checked by test/types.test.js against the generated index.d.ts (not run).
-import { Client, EtcdlockError, codes, MAX_PERMITS, type Lock, type Leadership, type Leader, type WatchEvent, type LostReason, type TlsOptions } from 'etcdlock';
+import {
+  Client,
+  EtcdlockError,
+  codes,
+  MAX_PERMITS,
+  grpcEndpoint,
+  grpcEndpointAddr,
+  type Lock,
+  type Leadership,
+  type Leader,
+  type WatchEvent,
+  type LostReason,
+  type TlsOptions,
+  type Registration,
+  type RegistrationLostReason,
+  type Instance,
+  type Instances,
+  type Metrics,
+} from 'etcdlock';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
   const client = new Client({ endpoints: ['http://127.0.0.1:2379'], timeout: 5000 });
@@ -60,4 +78,27 @@ export async function recipes(client: Client, signal: AbortSignal): Promise<bigi
   await write.put('config/data', 'v2');
   await write.release();
   return permit.fencingToken;
+}
+
+export async function registry(client: Client, signal: AbortSignal): Promise<bigint> {
+  const reg: Registration = await client.register('svc/api', 'node-1', grpcEndpoint('10.0.0.7:50051'), { ttl: 10, replace: false, signal });
+  const key: Buffer = reg.key;
+  const lease: bigint | null = reg.leaseId;
+  const up: boolean = reg.registered;
+  const off: () => void = reg.onLost((reason: RegistrationLostReason) => console.log(reason, key, lease, up));
+  off();
+  reg.onRestored((leaseId: bigint) => console.log(leaseId.toString(16)));
+  reg.onTakenOver(() => console.log('taken over'));
+  const rev: bigint = await reg.update(Buffer.from('v2'));
+  const now: Instances = await client.instances('svc/api');
+  for await (const set of client.discover('svc/api', { signal })) {
+    const first: Instance | undefined = set.instances[0];
+    const addr: string | null = first ? grpcEndpointAddr(first.value) : null;
+    console.log(first?.name.toString(), first?.lease, first?.modRevision, addr, set.revision, now.revision);
+    break;
+  }
+  const m: Metrics = client.metrics();
+  console.log(m.registrationsAlive, m.reregistrations.key_deleted, m.discoverySnapshots);
+  await reg.close();
+  return rev;
 }

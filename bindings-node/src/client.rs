@@ -4,8 +4,9 @@ use crate::election::{NativeLeader, NativeObserver};
 use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
 use crate::promise;
+use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
 use crate::watch::NativeWatch;
-use etcdlock::{ClientOptions, LockOptions, Pem, TlsOptions, WatchOptions};
+use etcdlock::{ClientOptions, LockOptions, Pem, RegisterOptions, TlsOptions, WatchOptions};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -194,6 +195,44 @@ impl NativeClient {
                 revision: BigInt::from(s.revision),
             })
         })
+    }
+
+    /// Registers `instance` of `service` with `value` on a lease of its own (core
+    /// `register_with`); resolves once registered. The registration's events are subscribed
+    /// here, so none is missed before the wrapper listens.
+    #[napi]
+    pub fn register<'env>(
+        &self,
+        env: &'env Env,
+        service: &[u8],
+        instance: &[u8],
+        value: &[u8],
+        ttl: i64,
+        replace: bool,
+    ) -> Result<PromiseRaw<'env, NativeRegistration>> {
+        let (client, service, instance, value) = (self.client.clone(), service.to_vec(), instance.to_vec(), value.to_vec());
+        let fut = async move {
+            crate::registry::check_service(&service)?;
+            crate::registry::check_value(&value)?;
+            let reg = client.register_with(service, instance, value, RegisterOptions { ttl, replace }).await?;
+            let events = reg.events();
+            Ok((reg, events))
+        };
+        promise::spawn(env, fut, |_, (reg, events)| Ok(NativeRegistration::new(reg, events)))
+    }
+
+    /// The instances of `service` now (one read).
+    #[napi]
+    pub fn instances<'env>(&self, env: &'env Env, service: &[u8]) -> Result<PromiseRaw<'env, NativeInstances>> {
+        let (client, service) = (self.client.clone(), service.to_vec());
+        promise::spawn(env, async move { crate::registry::check_service(&service)?; client.instances(service).await }, |_, set| Ok(crate::registry::instances_to_js(set)))
+    }
+
+    /// A discovery of `service`'s instance sets (sends nothing until its first `next()`).
+    #[napi]
+    pub fn discover(&self, env: Env, service: &[u8]) -> Result<NativeDiscovery> {
+        let d = crate::registry::check_service(service).and_then(|_| self.client.discover(service)).map_err(|e| crate::error::to_js(&env, e))?;
+        Ok(NativeDiscovery::new(d))
     }
 
     /// This client's metrics now (no I/O).

@@ -18,6 +18,7 @@ mod log;
 mod lost;
 mod metrics;
 mod promise;
+mod registry;
 mod spin;
 mod watch;
 

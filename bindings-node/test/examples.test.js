@@ -14,6 +14,7 @@ for (const [file, expected] of [
   ['quickstart.cjs', /holding demo\/orders, fencing token \d+\n(put demo\/jobs\/nightly @\d+\n)?put demo\/jobs\/worker-1 @\d+\ndelete demo\/jobs\/worker-1 @\d+\nrunning\n$/],
   ['quickstart.mjs', /^second try: WOULD_BLOCK\nwaiting: AbortError\n$/],
   ['recipes.mjs', /^leader before: null\nleader: node-1 ready, token ours\nleader after: null\ntwo readers at once: true\nreadme\/state: v2\n$/],
+  ['registry.mjs', /^instances before: 0\ninstances: node-1 -> 10\.0\.0\.7:50051\ninstances: node-1 -> 10\.0\.0\.7:50052\ninstances after close: 0\n$/],
 ]) {
   test(`README example ${file} is in the README and runs`, () => {
     const src = fs.readFileSync(path.join(PKG, 'examples', file), 'utf8');
