@@ -20,7 +20,7 @@ COUNTS = [
     ("stream reopens (keepalive, watch)", ['etcdlock_stream_reopens_total{stream="keepalive"}', 'etcdlock_stream_reopens_total{stream="watch"}']),
 ]
 # The languages whose mutex workers register themselves (DEMO_SERVICE).
-REGISTERING = {"python", "rust"}
+REGISTERING = {"python", "rust", "node"}
 MEANS = [("lock wait", "etcdlock_lock_wait_seconds"), ("lock hold", "etcdlock_lock_hold_seconds"),
          ("keepalive round trip", "etcdlock_keepalive_rtt_seconds")]
 

@@ -8,6 +8,7 @@
 // campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
 // to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
 // semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+// With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -35,6 +36,7 @@ async function main() {
     emit({ ev: 'done' });
     return;
   }
+  const registration = await register(client, env);
   emit({ ev: 'ready' });
   while (now() < until) {
     emit({ ev: 'waiting' });
@@ -78,9 +80,20 @@ async function main() {
       } catch {}
     }
   }
+  await registration?.close();
   emit({ ev: 'metrics', text: client.metricsText() });
   await client.close();
   emit({ ev: 'done' });
+}
+
+// Registers this worker in DEMO_SERVICE (if set) as DEMO_LABEL, reporting losses.
+async function register(client, env) {
+  if (!env.DEMO_SERVICE) return null;
+  const reg = await client.register(env.DEMO_SERVICE, env.DEMO_LABEL, `node pid ${process.pid}`, { ttl: Number(env.DEMO_TTL) });
+  reg.onLost((reason) => emit({ ev: 'unregistered', reason }));
+  reg.onRestored((lease) => emit({ ev: 'registered_again', lease: Number(lease) }));
+  reg.onTakenOver(() => emit({ ev: 'unregistered', reason: 'taken_over' }));
+  return reg;
 }
 
 // Milliseconds left before until, null once it passed.
