@@ -27,9 +27,34 @@ cd "$here"
 rm -rf target/surefire-reports
 rc=0
 mvn -B -q verify 2>&1 | tee "$tmp/mvn.out" || rc=$?
-# -Xcheck:jni reports misuse as warnings the tests themselves cannot see.
-if grep -E "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED|ERROR)" "$tmp/mvn.out"; then
+# -Xcheck:jni reports misuse as warnings the tests themselves cannot see. The forked JVM writes
+# them to its native stdout, which Surefire files under target/surefire-reports/*.dumpstream.
+if grep -rE "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED|ERROR)" "$tmp/mvn.out" target/surefire-reports | head -20 | grep .; then
     echo "FAIL - -Xcheck:jni reported the lines above"
+    rc=1
+fi
+# The jar alone (no cargo, no target/classes): the loader extracts the library from inside it.
+jar="target/etcdlock-0.1.0.jar"
+if [ -f "$jar" ] && unzip -l "$jar" | grep -q "META-INF/native/linux-x86_64/libetcdlock_jni.so" \
+    && env PATH=/usr/bin:/bin java -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/jar.out" 2>&1 \
+    && tail -1 "$tmp/jar.out" | grep -qx done; then
+    echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH"
+else
+    cat "$tmp/jar.out" 2>/dev/null || true
+    echo "FAIL - the jar does not run examples/Example on its own"
+    rc=1
+fi
+# -Detcdlock.native.path= loads the given file instead of the jar's copy.
+if java -Detcdlock.native.path=/nonexistent/libetcdlock_jni.so -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/override.out" 2>&1; then
+    echo "FAIL - -Detcdlock.native.path pointing nowhere was ignored"
+    rc=1
+elif grep -q "/nonexistent/libetcdlock_jni.so" "$tmp/override.out" \
+    && java -Detcdlock.native.path="$here/target/classes/META-INF/native/linux-x86_64/libetcdlock_jni.so" \
+        -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" 2>&1 | tail -1 | grep -qx done; then
+    echo "ok - -Detcdlock.native.path overrides the jar's library"
+else
+    cat "$tmp/override.out"
+    echo "FAIL - -Detcdlock.native.path"
     rc=1
 fi
 python3 - "$here/target/surefire-reports" <<'PY' || rc=1

@@ -50,10 +50,11 @@ final class NativeLoader {
             Path dir = Files.createTempDirectory("etcdlock-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path lib = dir.resolve("libetcdlock_jni.so");
-            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            // Once loaded, the mapping survives the unlink; deleting at exit leaves no litter.
-            lib.toFile().deleteOnExit();
+            // Once loaded, the mapping survives the unlink: deleting at exit leaves no litter.
+            // Registered before the file, the directory is deleted after it (reverse order).
             dir.toFile().deleteOnExit();
+            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
+            lib.toFile().deleteOnExit();
             return lib;
         } catch (IOException e) {
             UnsatisfiedLinkError err = new UnsatisfiedLinkError("cannot extract libetcdlock_jni.so: " + e);
