@@ -76,15 +76,15 @@ final class Etcd {
         return keys;
     }
 
-    /** The IDs of the leases etcd has (hex), read by etcdctl. */
-    static List<String> leases() {
-        List<String> ids = new ArrayList<>();
+    /** The IDs of the leases etcd has, read by etcdctl (which prints them in zero-padded hex). */
+    static List<Long> leases() {
+        List<Long> ids = new ArrayList<>();
         for (String line : etcdctl("lease", "list").split("\n")) {
             if (line.startsWith("found")) {
                 continue;
             }
             if (!line.isBlank()) {
-                ids.add(line.trim());
+                ids.add(Long.parseUnsignedLong(line.trim(), 16));
             }
         }
         return ids;

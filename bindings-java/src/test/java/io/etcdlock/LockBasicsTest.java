@@ -82,7 +82,7 @@ class LockBasicsTest {
     void acquireTimesOutLeavingNoKeyNorLease() throws Exception {
         String name = Etcd.uniqueName("timeout");
         try (EtcdLockClient waiter = Etcd.client(); LockGuard held = other.lock(name, TTL).acquire(Duration.ofSeconds(5))) {
-            List<String> leasesBefore = Etcd.leases();
+            List<Long> leasesBefore = Etcd.leases();
             long t0 = System.nanoTime();
             LockTimeoutException e = assertThrows(LockTimeoutException.class,
                     () -> waiter.lock(name, TTL).acquire(Duration.ofMillis(400)));
