@@ -2,7 +2,7 @@
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
 # temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
 # header test against a real etcd (three members serving TLS for test_tls.c, two with auth for
-# test_auth.c), valgrind runs of the API, async and recipe tests. Ends with "N passed, N failed".
+# test_auth.c), valgrind runs of the API, async, recipe and registry tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -138,6 +138,14 @@ else
 fi
 
 # shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/registry.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/registry" \
+    && run_quiet registry 60 "$tmp/registry" && grep -q '^done$' "$tmp/registry.out"; then
+    record ok "examples/registry.c (register, discover, update, close) builds and runs"
+else
+    record FAIL "examples/registry.c (register, discover, update, close)"
+fi
+
+# shellcheck disable=SC2046
 if cc -std=c11 -Wall -Wextra -Werror "$here/examples/tls.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/tls" \
     && ETCDLOCK_TLS_ENDPOINTS="$ETCDLOCK_MTLS_ENDPOINT" ETCDLOCK_CA_FILE="$ETCDLOCK_CERT_DIR/ca.pem" \
         ETCDLOCK_CERT_FILE="$ETCDLOCK_CERT_DIR/client.pem" ETCDLOCK_KEY_FILE="$ETCDLOCK_CERT_DIR/client.key" \
@@ -153,7 +161,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -168,7 +176,7 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes; do
+for t in test_api test_async test_recipes test_registry; do
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \

@@ -98,6 +98,29 @@
 #define ETCDLOCK_LOG_TRACE 5
 
 /**
+ * etcdlock_register flag: take the name over if another registrant holds it (that registrant
+ * gets ETCDLOCK_REGISTRATION_TAKEN_OVER). Without it a held name is ETCDLOCK_E_WOULD_BLOCK.
+ */
+#define ETCDLOCK_REGISTER_REPLACE 1
+
+/**
+ * A registration event: the instance is not registered any more (`reason` says why, an
+ * ETCDLOCK_LOST_* code); the library is registering it again.
+ */
+#define ETCDLOCK_REGISTRATION_LOST 1
+
+/**
+ * A registration event: registered again, on the new lease `lease`.
+ */
+#define ETCDLOCK_REGISTRATION_RESTORED 2
+
+/**
+ * A registration event: another registrant took the name over (etcdlock_register with
+ * ETCDLOCK_REGISTER_REPLACE). The registration has ended: it is not registered again.
+ */
+#define ETCDLOCK_REGISTRATION_TAKEN_OVER 3
+
+/**
  * The largest `permits` a semaphore may have.
  */
 #define ETCDLOCK_MAX_PERMITS 1024
@@ -118,13 +141,16 @@
 #define ETCDLOCK_E_UNAVAILABLE 2
 
 /**
- * A deadline passed: a request's (the client's request_timeout_ms), or for etcdlock_watch_next
- * the call's (no event arrived in time). A request cut off so may or may not have been applied.
+ * A deadline passed: a request's (the client's request_timeout_ms), or for the calls that wait
+ * for what comes next (etcdlock_watch_next, etcdlock_observer_next,
+ * etcdlock_registration_next_event, etcdlock_discovery_next) the call's: nothing arrived in
+ * time, and nothing is lost. A request cut off so may or may not have been applied.
  */
 #define ETCDLOCK_E_TIMEOUT 3
 
 /**
- * A try-once acquire (timeout_ms = 0) found the lock held or queued.
+ * A try-once acquire (timeout_ms = 0) found the lock held or queued, or etcdlock_register found
+ * the instance registered by another registrant (without ETCDLOCK_REGISTER_REPLACE).
  */
 #define ETCDLOCK_E_WOULD_BLOCK 4
 
@@ -134,7 +160,8 @@
 #define ETCDLOCK_E_LOCK_LOST 5
 
 /**
- * The operation needs a held lock and it is not held (released, lost, or never was).
+ * The operation needs a held lock and it is not held (released, lost, or never was), or a
+ * registration that is not registered now (being registered again, taken over, or closed).
  */
 #define ETCDLOCK_E_NOT_HELD 6
 
@@ -149,7 +176,8 @@
 #define ETCDLOCK_E_CANCELLED 8
 
 /**
- * The client (or the library, after etcdlock_shutdown) is closed, or a watch has ended.
+ * The client (or the library, after etcdlock_shutdown) is closed, or a watch, an observer, a
+ * discovery or a registration's events have ended.
  */
 #define ETCDLOCK_E_CLOSED 9
 
@@ -201,6 +229,13 @@ typedef struct etcdlock_cancel etcdlock_cancel;
 typedef struct etcdlock_client etcdlock_client;
 
 /**
+ * Follows a service's instances: the current set first, then the whole set after each change,
+ * one per etcdlock_discovery_next. One thread at a time should call next (concurrent calls
+ * queue up); etcdlock_discovery_close may be called from any thread.
+ */
+typedef struct etcdlock_discovery etcdlock_discovery;
+
+/**
  * One change. Free with etcdlock_event_free.
  */
 typedef struct etcdlock_event etcdlock_event;
@@ -222,6 +257,16 @@ typedef struct etcdlock_lock etcdlock_lock;
  * etcdlock_observer_close may be called from any thread.
  */
 typedef struct etcdlock_observer etcdlock_observer;
+
+/**
+ * An instance kept registered: `<service>/<instance>` in etcd, on a lease of its own kept
+ * alive in the background, registered again on a new lease when that one is lost, until
+ * etcdlock_registration_close, etcdlock_registration_free, another registrant taking the name
+ * over, or its client closing. Its accessors, update and close may be called from any thread
+ * (close also while another thread waits in etcdlock_registration_next_event); it must not be
+ * freed while another thread is inside a call on it.
+ */
+typedef struct etcdlock_registration etcdlock_registration;
 
 /**
  * A resilient watch: resumes after disconnects without gaps or duplicates. One thread at a
@@ -456,6 +501,63 @@ typedef struct etcdlock_log_record {
  * holds one of its locks); events emitted on its own thread while it runs are dropped.
  */
 typedef void (*etcdlock_log_cb)(const struct etcdlock_log_record *record, void *user_data);
+
+/**
+ * One event of a registration, written by etcdlock_registration_next_event.
+ */
+typedef struct etcdlock_registration_event {
+  /**
+   * ETCDLOCK_REGISTRATION_LOST, _RESTORED or _TAKEN_OVER.
+   */
+  int kind;
+  /**
+   * For ETCDLOCK_REGISTRATION_LOST: why, an ETCDLOCK_LOST_* code (expired, revoked,
+   * key_deleted). 0 otherwise.
+   */
+  int reason;
+  /**
+   * For ETCDLOCK_REGISTRATION_RESTORED: the new lease's ID. 0 otherwise.
+   */
+  int64_t lease;
+} etcdlock_registration_event;
+
+/**
+ * One registered instance. Pointers are valid until its etcdlock_instance_set is freed.
+ */
+typedef struct etcdlock_instance {
+  /**
+   * The instance's name: its key after `<service>/` (`name_len` bytes, not NUL-terminated).
+   */
+  const uint8_t *name;
+  size_t name_len;
+  /**
+   * What it registered (`value_len` bytes, not NUL-terminated; may be empty). For a Go gRPC
+   * resolver: etcdlock_grpc_endpoint's value (etcdlock_grpc_endpoint_addr reads it back).
+   */
+  const uint8_t *value;
+  size_t value_len;
+  /**
+   * The lease its key is bound to (0 for a key put without one, e.g. by hand).
+   */
+  int64_t lease;
+  /**
+   * The revision of its latest put (registration or update).
+   */
+  int64_t mod_revision;
+} etcdlock_instance;
+
+/**
+ * A service's instances at one revision, ordered by name (bytewise). Free with
+ * etcdlock_instance_set_free.
+ */
+typedef struct etcdlock_instance_set {
+  const struct etcdlock_instance *instances;
+  size_t n_instances;
+  /**
+   * The etcd revision this set is the state at.
+   */
+  int64_t revision;
+} etcdlock_instance_set;
 
 #ifdef __cplusplus
 extern "C" {
@@ -909,6 +1011,180 @@ void etcdlock_string_free(char *s);
  * compiled. A bad size writes nothing and is ETCDLOCK_E_INVALID_ARGUMENT.
  */
 int etcdlock_client_options_init_sized(struct etcdlock_client_options *opts, size_t struct_size);
+
+/**
+ * Registers the instance `instance` of the service `service` (both NUL-terminated strings:
+ * `service` a valid lock name, not ending in '/'; `instance` not empty and without '/') with
+ * `value` (`value_len` bytes, at most 4096; NULL with length 0 for an empty one), as the key
+ * `<service>/<instance>` on a new lease of `ttl_s` seconds kept alive in the background (the
+ * layout etcd's Go endpoints manager writes: register etcdlock_grpc_endpoint's value for Go gRPC
+ * clients resolving `etcd:///<service>`). When the lease is lost (expired, revoked, the key
+ * deleted) the library registers the instance again on a new lease as soon as etcd allows,
+ * reporting both (etcdlock_registration_next_event).
+ *
+ * `flags`: 0, or ETCDLOCK_REGISTER_REPLACE to take over a name another registrant holds
+ * (without it that is ETCDLOCK_E_WOULD_BLOCK, with nothing left in etcd). Unknown flags, NULL
+ * pointers, bad names, a longer value and `ttl_s` <= 0 are ETCDLOCK_E_INVALID_ARGUMENT before
+ * anything is sent; a closed client is ETCDLOCK_E_CLOSED. On every failure nothing is left in
+ * etcd (the new lease is revoked before this returns). On success writes the registration to
+ * `*out` (free it with etcdlock_registration_free, after etcdlock_registration_close).
+ *
+ *     etcdlock_registration *reg = NULL;
+ *     char *v = NULL;
+ *     etcdlock_grpc_endpoint("10.0.0.7:50051", &v);
+ *     int rc = etcdlock_register(client, "svc/api", "node-1", (const uint8_t *)v, strlen(v), 10, 0, &reg);
+ *     etcdlock_string_free(v);
+ */
+int etcdlock_register(struct etcdlock_client *client,
+                      const char *service,
+                      const char *instance,
+                      const uint8_t *value,
+                      size_t value_len,
+                      int64_t ttl_s,
+                      uint32_t flags,
+                      struct etcdlock_registration **out);
+
+/**
+ * The registration's key, `<service>/<instance>`, `*len` bytes, not NUL-terminated; valid
+ * until the registration is freed. NULL for NULL (`len` may be NULL).
+ */
+const uint8_t *etcdlock_registration_key(const struct etcdlock_registration *reg, size_t *len);
+
+/**
+ * The ID of the lease the key is on now; 0 while it is being registered again, once it has
+ * ended (closed, taken over), or for NULL.
+ */
+int64_t etcdlock_registration_lease_id(const struct etcdlock_registration *reg);
+
+/**
+ * Cheap local check: whether the instance is registered now as far as this process knows
+ * (its lease alive; not being registered again, closed or taken over). false for NULL.
+ */
+bool etcdlock_registration_is_registered(const struct etcdlock_registration *reg);
+
+/**
+ * Replaces the registered value with `value` (at most 4096 bytes; NULL with length 0 for an
+ * empty one), also for every later registration. Written only while the key is on this
+ * registration's lease (checked by etcd atomically with the write):
+ * ETCDLOCK_E_NOT_HELD otherwise, with nothing written: while it is being registered again
+ * (the value is kept for the new registration), after ETCDLOCK_REGISTRATION_TAKEN_OVER, and
+ * once closed. On success writes the write's revision to `*revision` if it is not NULL.
+ */
+int etcdlock_registration_update(struct etcdlock_registration *reg,
+                                 const uint8_t *value,
+                                 size_t value_len,
+                                 int64_t *revision);
+
+/**
+ * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the
+ * registration's next event and writes it to `*out`: ETCDLOCK_REGISTRATION_LOST (with its
+ * reason), then ETCDLOCK_REGISTRATION_RESTORED (with the new lease) once registered again, or
+ * ETCDLOCK_REGISTRATION_TAKEN_OVER (the last event). Events are kept from etcdlock_register
+ * on, in order, until read (a reader more than 64 behind skips to the oldest kept).
+ * ETCDLOCK_E_TIMEOUT when none came in time (nothing is lost: it is read by a later call);
+ * ETCDLOCK_E_CLOSED once the registration is closed, after its TAKEN_OVER event, or once the
+ * client is closed (noticed within 100 ms). One thread at a time should call this.
+ */
+int etcdlock_registration_next_event(struct etcdlock_registration *reg,
+                                     int64_t timeout_ms,
+                                     struct etcdlock_registration_event *out);
+
+/**
+ * Deregisters: stops keeping the instance registered, deletes its key if it is still this
+ * registration's (not a taker's) and revokes its lease, both done when this returns unless
+ * etcd is unreachable (then the lease is revoked in the background, or expires). A waiting
+ * etcdlock_registration_next_event returns ETCDLOCK_E_CLOSED. Idempotent (ETCDLOCK_OK again).
+ * Once its client is closed (which revoked the lease: nothing is left) this is ETCDLOCK_OK, or
+ * ETCDLOCK_E_CLOSED if the registration had not noticed the close yet. Free the registration
+ * after.
+ */
+int etcdlock_registration_close(struct etcdlock_registration *reg);
+
+/**
+ * Frees the registration. One not closed is deregistered in the background (its lease
+ * revoked, which deletes the key): call etcdlock_registration_close first to know it is gone
+ * when that returns. No other thread may be inside a call on it. NULL is a no-op.
+ */
+void etcdlock_registration_free(struct etcdlock_registration *reg);
+
+/**
+ * Reads the instances of `service` (a NUL-terminated lock name) now, whoever registered them
+ * (this library, etcd's Go endpoints manager): the keys directly under `<service>/`, one
+ * linearizable read. Writes the set to `*out` (free it with etcdlock_instance_set_free; it
+ * may be empty). A bad name is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent, a closed
+ * client ETCDLOCK_E_CLOSED.
+ *
+ *     etcdlock_instance_set *set = NULL;
+ *     if (etcdlock_instances(client, "svc/api", &set) == ETCDLOCK_OK) {
+ *         for (size_t i = 0; i < set->n_instances; i++)
+ *             printf("%.*s = %.*s\n", (int)set->instances[i].name_len, (const char *)set->instances[i].name,
+ *                    (int)set->instances[i].value_len, (const char *)set->instances[i].value);
+ *         etcdlock_instance_set_free(set);
+ *     }
+ */
+int etcdlock_instances(struct etcdlock_client *client,
+                       const char *service,
+                       struct etcdlock_instance_set **out);
+
+/**
+ * Frees what etcdlock_instances or etcdlock_discovery_next wrote. NULL is a no-op.
+ */
+void etcdlock_instance_set_free(struct etcdlock_instance_set *set);
+
+/**
+ * Discovers the service `service` (a NUL-terminated lock name) and writes the discovery to
+ * `*out` (free it with etcdlock_discovery_free). Sends nothing until the first
+ * etcdlock_discovery_next. A bad name is ETCDLOCK_E_INVALID_ARGUMENT and a closed client
+ * ETCDLOCK_E_CLOSED.
+ */
+int etcdlock_discover(struct etcdlock_client *client,
+                      const char *service,
+                      struct etcdlock_discovery **out);
+
+/**
+ * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the next
+ * instance set: the first call gives the current one (possibly empty), each later call the
+ * set after the next change (a registration, an update, a deregistration or an expiry; changes
+ * that arrive together come as one set, every set is the state at its `revision`, and none is
+ * skipped that a change made visible). Writes it to `*out` (free it with
+ * etcdlock_instance_set_free). ETCDLOCK_E_TIMEOUT when nothing changed in time: nothing is
+ * lost, a change that was arriving is reported by a later call. A watch cut off by a
+ * disconnect or a compaction resumes by itself. ETCDLOCK_E_CLOSED once the client or the
+ * discovery (etcdlock_discovery_close) is closed; ETCDLOCK_E_AUTH when etcd refuses it.
+ */
+int etcdlock_discovery_next(struct etcdlock_discovery *discovery,
+                            int64_t timeout_ms,
+                            struct etcdlock_instance_set **out);
+
+/**
+ * Ends the discovery: a etcdlock_discovery_next waiting on another thread returns
+ * ETCDLOCK_E_CLOSED, and so does every later one. Idempotent; NULL is a no-op. Free it after.
+ */
+void etcdlock_discovery_close(struct etcdlock_discovery *discovery);
+
+/**
+ * Stops the discovery and frees it. No other thread may be inside a call on it. NULL is a
+ * no-op.
+ */
+void etcdlock_discovery_free(struct etcdlock_discovery *discovery);
+
+/**
+ * Writes to `*out` the value that makes an instance resolvable by etcd's Go gRPC resolver
+ * (`naming/resolver`, target `etcd:///<service>`) when registered as `<service>/<instance>`:
+ * the JSON etcd's Go endpoints manager writes for `addr` (a NUL-terminated UTF-8 `host:port`),
+ * `{"Op":0,"Addr":"<addr>","Metadata":null}`, NUL-terminated. Free it with
+ * etcdlock_string_free. Sends nothing.
+ */
+int etcdlock_grpc_endpoint(const char *addr, char **out);
+
+/**
+ * Reads the address back from an endpoint value (`value_len` bytes; one written by
+ * etcdlock_grpc_endpoint or by etcd's Go endpoints manager, with or without metadata) and
+ * writes it to `*out` as a NUL-terminated string (free it with etcdlock_string_free), or NULL
+ * when the value is not an endpoint (another value, a delete update, an address holding a
+ * NUL), returning ETCDLOCK_OK.
+ */
+int etcdlock_grpc_endpoint_addr(const uint8_t *value, size_t value_len, char **out);
 
 /**
  * Optional, before exit: closes every client (revoking their leases, within `timeout_ms`)

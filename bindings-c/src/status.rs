@@ -10,20 +10,25 @@ pub const ETCDLOCK_OK: c_int = 0;
 pub const ETCDLOCK_E_INVALID_ARGUMENT: c_int = 1;
 /// etcd could not be reached, or had no leader, in time.
 pub const ETCDLOCK_E_UNAVAILABLE: c_int = 2;
-/// A deadline passed: a request's (the client's request_timeout_ms), or for etcdlock_watch_next
-/// the call's (no event arrived in time). A request cut off so may or may not have been applied.
+/// A deadline passed: a request's (the client's request_timeout_ms), or for the calls that wait
+/// for what comes next (etcdlock_watch_next, etcdlock_observer_next,
+/// etcdlock_registration_next_event, etcdlock_discovery_next) the call's: nothing arrived in
+/// time, and nothing is lost. A request cut off so may or may not have been applied.
 pub const ETCDLOCK_E_TIMEOUT: c_int = 3;
-/// A try-once acquire (timeout_ms = 0) found the lock held or queued.
+/// A try-once acquire (timeout_ms = 0) found the lock held or queued, or etcdlock_register found
+/// the instance registered by another registrant (without ETCDLOCK_REGISTER_REPLACE).
 pub const ETCDLOCK_E_WOULD_BLOCK: c_int = 4;
 /// The lease (or the lock key) was lost: the lock is not, or no longer, held.
 pub const ETCDLOCK_E_LOCK_LOST: c_int = 5;
-/// The operation needs a held lock and it is not held (released, lost, or never was).
+/// The operation needs a held lock and it is not held (released, lost, or never was), or a
+/// registration that is not registered now (being registered again, taken over, or closed).
 pub const ETCDLOCK_E_NOT_HELD: c_int = 6;
 /// The watch's start revision was compacted away.
 pub const ETCDLOCK_E_COMPACTED: c_int = 7;
 /// The call was cancelled through its etcdlock_cancel token.
 pub const ETCDLOCK_E_CANCELLED: c_int = 8;
-/// The client (or the library, after etcdlock_shutdown) is closed, or a watch has ended.
+/// The client (or the library, after etcdlock_shutdown) is closed, or a watch, an observer, a
+/// discovery or a registration's events have ended.
 pub const ETCDLOCK_E_CLOSED: c_int = 9;
 /// Authentication or permission failure.
 pub const ETCDLOCK_E_AUTH: c_int = 10;
