@@ -14,6 +14,7 @@ tmp="$(mktemp -d /tmp/etcdlock-java-test.XXXXXX)"
 state="$tmp/etcd.json"
 cleanup() {
     python3 tests/etcd_harness.py stop --state "$state" >/dev/null 2>&1 || true
+    python3 tests/etcd_harness.py stop --state "$tmp/mtls.json" >/dev/null 2>&1 || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -21,6 +22,12 @@ trap cleanup EXIT
 endpoints="$(python3 tests/etcd_harness.py start --members 1 --state "$state")"
 export ETCDLOCK_ENDPOINTS="$endpoints" ETCDLOCK_ETCDCTL="$root/.tools/bin/etcdctl"
 echo "== Java: etcd at $endpoints"
+# For TlsTest: a member that requires client certificates signed by $ETCDLOCK_CERT_DIR/ca.pem
+# (certificates made by the harness; the https endpoint is its last line).
+export ETCDLOCK_CERT_DIR="$tmp/certs"
+ETCDLOCK_MTLS_ENDPOINT="$(python3 tests/etcd_harness.py start --tls "$ETCDLOCK_CERT_DIR" --client-cert-auth --state "$tmp/mtls.json" | tail -1)"
+export ETCDLOCK_MTLS_ENDPOINT
+echo "== Java: mTLS etcd at $ETCDLOCK_MTLS_ENDPOINT"
 
 cd "$here"
 # Stale reports from an earlier run must not be counted.

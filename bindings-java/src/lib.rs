@@ -18,8 +18,11 @@ use jni::sys::{jint, JNI_VERSION_1_8};
 use std::os::raw::c_void;
 
 /// Keeps the VM so that runtime threads can attach themselves to deliver outcomes.
+///
+/// # Safety
+/// Called by the JVM (System.load) with its own valid `JavaVM` pointer.
 #[no_mangle]
-pub extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+pub unsafe extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
     // SAFETY: the JVM passes its own, valid pointer; it outlives the library.
     if let Ok(vm) = unsafe { jni::JavaVM::from_raw(vm) } {
         callback::set_vm(vm);

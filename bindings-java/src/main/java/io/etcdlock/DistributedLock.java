@@ -53,7 +53,9 @@ public final class DistributedLock implements Lock {
      *     queue (no key left) when this is thrown
      */
     public LockGuard acquire(Duration timeout) throws InterruptedException {
-        return await(start(millis(timeout)));
+        long ms = millis(timeout);
+        notInterrupted();
+        return await(start(ms));
     }
 
     /**
@@ -63,6 +65,7 @@ public final class DistributedLock implements Lock {
      * @throws InterruptedException when interrupted while waiting (the queue key is gone)
      */
     public LockGuard acquire() throws InterruptedException {
+        notInterrupted();
         return await(start(-1));
     }
 
@@ -107,6 +110,7 @@ public final class DistributedLock implements Lock {
     @Override
     public void lockInterruptibly() throws InterruptedException {
         notHeldByThisThread();
+        notInterrupted();
         keep(await(start(-1)));
     }
 
@@ -180,12 +184,6 @@ public final class DistributedLock implements Lock {
     }
 
     private static LockGuard await(AcquireCall call) throws InterruptedException {
-        if (Thread.interrupted()) {
-            // Interrupted already: join no queue at all.
-            call.cancel();
-            call.settleCancelled();
-            throw new InterruptedException("interrupted before waiting for the lock");
-        }
         try {
             return call.result.get();
         } catch (InterruptedException e) {
@@ -215,6 +213,13 @@ public final class DistributedLock implements Lock {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** An interrupted thread joins no queue at all (as Lock.lockInterruptibly specifies). */
+    private static void notInterrupted() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for the lock");
         }
     }
 

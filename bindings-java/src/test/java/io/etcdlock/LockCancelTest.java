@@ -140,4 +140,23 @@ class LockCancelTest {
             assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
         }
     }
+
+    // covers: LOCK-CANCEL-001 (interrupted before the call)
+    @Test
+    void anInterruptedThreadJoinsNoQueue() throws Exception {
+        String name = Etcd.uniqueName("preinterrupt");
+        try (EtcdLockClient client = Etcd.client()) {
+            DistributedLock lock = client.lock(name, TTL);
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedException.class, () -> lock.acquire(Duration.ofSeconds(5)));
+            assertFalse(Thread.currentThread().isInterrupted());
+            Thread.currentThread().interrupt();
+            assertThrows(InterruptedException.class, lock::lockInterruptibly);
+            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText()).get("etcdlock_lock_acquisitions_total"));
+            // A cancelled acquire would count as a failure: none was started.
+            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText()).get("etcdlock_lock_acquire_failures_total"),
+                    "an acquire was started");
+            assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+        }
+    }
 }
