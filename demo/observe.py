@@ -19,8 +19,6 @@ COUNTS = [
     ("requests sent again / KV member switches", ["etcdlock_request_retries_total", "etcdlock_member_switches_total"]),
     ("stream reopens (keepalive, watch)", ['etcdlock_stream_reopens_total{stream="keepalive"}', 'etcdlock_stream_reopens_total{stream="watch"}']),
 ]
-# The languages whose mutex workers register themselves (DEMO_SERVICE).
-REGISTERING = {"python", "rust", "node"}
 MEANS = [("lock wait", "etcdlock_lock_wait_seconds"), ("lock hold", "etcdlock_lock_hold_seconds"),
          ("keepalive round trip", "etcdlock_keepalive_rtt_seconds")]
 

@@ -320,7 +320,7 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
     results.append((not bad_metrics and not missing,
                     f"every worker that was not killed printed its metrics as valid Prometheus text ({len(run.metrics)} of {len(lang_workers)})"
                     + "".join(f"; {b}" for b in bad_metrics) + (f"; none from {', '.join(missing)}" if missing else "")))
-    results += discovery.checks([w.label for w in pool.workers if w.lang in observe.REGISTERING], done.get("kill"), args.ttl)
+    results += discovery.checks(lang_workers, done.get("kill"), args.ttl)
     if phase2:
         results += coordination.checks(phase2)
     report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)

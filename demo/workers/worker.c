@@ -8,8 +8,10 @@
  * DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
  * campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
  * to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
- * semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS. */
+ * semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+ * With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs. */
 #include <etcdlock.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +161,37 @@ static void semaphore(etcdlock_client *client, int64_t ttl, uint64_t until) {
     }
 }
 
+/* Reports the registration's events until it is closed. */
+static void *follow_registration(void *reg) {
+    etcdlock_registration_event e;
+    for (;;) {
+        int rc = etcdlock_registration_next_event(reg, 1000, &e);
+        if (rc == ETCDLOCK_E_TIMEOUT) continue;
+        if (rc != ETCDLOCK_OK) return NULL; /* closed, or taken over before */
+        if (e.kind == ETCDLOCK_REGISTRATION_RESTORED)
+            printf("{\"t\":%llu,\"ev\":\"registered_again\",\"lease\":%lld}\n", (unsigned long long)mono_ns(), (long long)e.lease);
+        else
+            printf("{\"t\":%llu,\"ev\":\"unregistered\",\"reason\":\"%s\"}\n", (unsigned long long)mono_ns(),
+                   e.kind == ETCDLOCK_REGISTRATION_TAKEN_OVER ? "taken_over" : reason_name(e.reason));
+    }
+}
+
+/* Registers this worker in DEMO_SERVICE (if set) as DEMO_LABEL; a thread reports its events. */
+static etcdlock_registration *register_self(etcdlock_client *client, int64_t ttl, pthread_t *follower) {
+    const char *service = getenv("DEMO_SERVICE");
+    if (!service) return NULL;
+    char who[32];
+    int len = snprintf(who, sizeof who, "c pid %d", (int)getpid());
+    etcdlock_registration *reg = NULL;
+    int rc = etcdlock_register(client, service, env("DEMO_LABEL"), (const uint8_t *)who, (size_t)len, ttl, 0, &reg);
+    if (rc != ETCDLOCK_OK) {
+        printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"register: %s\"}\n", (unsigned long long)mono_ns(), etcdlock_status_str(rc));
+        return NULL;
+    }
+    pthread_create(follower, NULL, follow_registration, reg);
+    return reg;
+}
+
 int main(void) {
     const char *lock_name = env("DEMO_LOCK"), *counter = env("DEMO_COUNTER");
     int64_t ttl = atoll(env("DEMO_TTL"));
@@ -184,6 +217,8 @@ int main(void) {
         printf("{\"t\":%llu,\"ev\":\"done\"}\n", (unsigned long long)mono_ns());
         return 0;
     }
+    pthread_t follower;
+    etcdlock_registration *reg = register_self(client, ttl, &follower);
     printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
     while (mono_ns() < until) {
         printf("{\"t\":%llu,\"ev\":\"waiting\"}\n", (unsigned long long)mono_ns());
@@ -230,6 +265,11 @@ int main(void) {
             if (etcdlock_put(client, (const uint8_t *)counter, strlen(counter), (const uint8_t *)next, (size_t)next_len, NULL) == ETCDLOCK_OK)
                 printf("{\"t\":%llu,\"ev\":\"wrote\",\"token\":%lld,\"value\":%ld}\n", (unsigned long long)mono_ns(), (long long)token, current + 1);
         }
+    }
+    if (reg) {
+        etcdlock_registration_close(reg); /* the follower's wait returns ETCDLOCK_E_CLOSED */
+        pthread_join(follower, NULL);
+        etcdlock_registration_free(reg);
     }
     char *metrics = NULL;
     if (etcdlock_client_metrics_text(client, &metrics) == ETCDLOCK_OK) {
