@@ -325,3 +325,41 @@ def test_a_process_that_exits_with_registrations_open_leaves_nothing_at_once(etc
         r = subprocess.run([sys.executable, "-c", EXITING, etcd.endpoints, svc], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stderr
         assert etcd.keys(svc) == [], f"run {run}: deregistered at exit, not after the 30 s TTL"
+
+
+MANY = """
+import sys, etcdlock
+client = etcdlock.Client(sys.argv[1])
+regs = [client.register(sys.argv[2], f"p{sys.argv[3]}-{i:03}", "x", ttl=30) for i in range(250)]
+print("registered", flush=True)
+sys.stdin.readline()  # until the test has looked
+for r in regs:
+    r.close()
+"""
+
+
+# covers: REG-MANY-001
+def test_a_thousand_instances_from_four_processes_are_in_one_set(etcd, client, prefix):
+    svc = f"{prefix}/api"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", MANY, etcd.endpoints, svc, str(p)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for p in range(4)
+    ]
+    try:
+        for p in procs:
+            assert p.stdout.readline().strip() == "registered"
+        expected = sorted(f"p{p}-{i:03}".encode() for p in range(4) for i in range(250))
+        assert names(client.instances(svc)) == expected
+        with client.discover(svc) as d:
+            assert names(within(d)) == expected
+        for p in procs:
+            p.stdin.write("\n")
+            p.stdin.flush()
+        for p in procs:
+            assert p.wait(30) == 0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(5)
+    assert client.instances(svc).instances == [] and etcd.keys(svc) == []
