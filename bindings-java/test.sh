@@ -42,7 +42,8 @@ if grep -rE "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED
 fi
 # The jar alone (no cargo, no target/classes): the loader extracts the library from inside it.
 jar="target/etcdlock-0.1.0.jar"
-if [ -f "$jar" ] && unzip -l "$jar" | grep -q "META-INF/native/linux-x86_64/libetcdlock_jni.so" \
+# (The listing goes through a file: `grep -q` ending a pipe early would fail it under pipefail.)
+if [ -f "$jar" ] && unzip -l "$jar" >"$tmp/jar.list" && grep -q "META-INF/native/linux-x86_64/libetcdlock_jni.so" "$tmp/jar.list" \
     && env PATH=/usr/bin:/bin java -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/jar.out" 2>&1 \
     && tail -1 "$tmp/jar.out" | grep -qx done; then
     echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH"
