@@ -8,7 +8,7 @@ const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 /**
  * @param {Array<{ name: string, kind: string, value?: number | null, labels?: Array<[string, number]> | null,
  *   count?: number | null, sum?: number | null, buckets?: Array<[number, number]> | null }>} items
- * @returns {Record<string, any>} index.js's `Metrics`
+ * @returns {Record<string, any>} lib/types.js's `Metrics`
  */
 function toMetrics(items) {
   /** @type {Record<string, any>} */

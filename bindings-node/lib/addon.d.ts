@@ -1,0 +1,2 @@
+export = native;
+import native = require("../native.js");

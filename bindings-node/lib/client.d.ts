@@ -1,0 +1,177 @@
+/**
+ * A connection to an etcd cluster. The constructor returns at once and connects in the
+ * background; every call waits for the connection (`await client.ready`, or use
+ * `await Client.connect(options)`, to see connection errors up front).
+ */
+export class Client {
+    /**
+     * Connects and resolves once etcd answered (rejects `UNAVAILABLE`, `AUTH`, `INVALID_ARGUMENT`).
+     * @param {ClientOptions} options
+     * @returns {Promise<Client>}
+     */
+    static connect(options: ClientOptions): Promise<Client>;
+    /** @param {ClientOptions} options */
+    constructor(options: ClientOptions);
+    /** Resolves once connected; rejects with the connection error. @returns {Promise<void>} */
+    get ready(): Promise<void>;
+    /**
+     * Acquires the fair (FIFO) lock `name`; resolves once it is held.
+     * Rejects `LOCK_TIMEOUT` (timeout passed), `WOULD_BLOCK` (timeout 0 and taken), an AbortError
+     * (signal aborted), `CLOSED`, `UNAVAILABLE`; in every case the queue key is gone by then.
+     * @param {Bytes} name
+     * @param {LockOptions} [options]
+     * @returns {Promise<Lock>}
+     */
+    lock(name: Bytes, options?: LockOptions): Promise<Lock>;
+    /**
+     * Takes one of `permits` of the fair semaphore `name` (at most that many holders at once,
+     * across every client, served in arrival order); resolves to the held {@link Lock} (its own
+     * fencing token, `onLost`, `ifHeld` guarded writes, `release()`). Every participant of the
+     * name must give the same `permits`: one that gives another rejects `INVALID_ARGUMENT`
+     * (naming the count in use) and leaves nothing; the count can change once nobody holds or
+     * waits. Otherwise rejects as `lock()` does.
+     * @param {Bytes} name
+     * @param {SemaphoreOptions} options
+     * @returns {Promise<Lock>}
+     */
+    semaphore(name: Bytes, options: SemaphoreOptions): Promise<Lock>;
+    /**
+     * The read-write lock `name`: `read(options)` and `write(options)` resolve to a held
+     * {@link Lock}, with `lock()`'s options except `ttl`, which is given here. Throws
+     * `INVALID_ARGUMENT` for a bad name or TTL; sends nothing.
+     * @param {Bytes} name
+     * @param {HandleOptions} [options]
+     * @returns {RwLock}
+     */
+    rwlock(name: Bytes, options?: HandleOptions): RwLock;
+    /**
+     * The election `name` (candidates' keys on this client's shared lease of `ttl` seconds):
+     * `campaign(value, options)`, `leader()`, `observe()`. Shares its keys with etcd's Go
+     * `concurrency.Election` and `etcdctl elect`. Throws `INVALID_ARGUMENT` for a bad name or
+     * TTL; sends nothing.
+     * @param {Bytes} name
+     * @param {HandleOptions} [options]
+     * @returns {Election}
+     */
+    election(name: Bytes, options?: HandleOptions): Election;
+    /**
+     * The queue of lock `name` as etcd has it now, whoever holds or waits (this client, another,
+     * `etcdctl lock`): the holder (null when free) and the waiters in order. Changes nothing.
+     * @param {Bytes} name
+     * @returns {Promise<LockState>}
+     */
+    inspect(name: Bytes): Promise<LockState>;
+    /**
+     * This client's metrics since it connected: counts of acquisitions, timeouts, busy tries,
+     * failures, releases and failed releases, losses by reason, and the wait and hold histograms
+     * (seconds). Synchronous: it reads counters in memory and sends nothing; zeros before the
+     * client is connected, and still readable after `close()`.
+     * @returns {Metrics}
+     */
+    metrics(): Metrics;
+    /**
+     * The same metrics in the Prometheus text format (`etcdlock_lock_acquisitions_total`,
+     * `etcdlock_lock_wait_seconds` ...), for a `/metrics` endpoint.
+     * @returns {string}
+     */
+    metricsText(): string;
+    /**
+     * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
+     * @param {number} ttl
+     * @returns {Promise<Lease>}
+     */
+    lease(ttl: number): Promise<Lease>;
+    /**
+     * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
+     * `ifHeld: lock`, the write happens only if that lock is still held (checked by etcd in the
+     * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+     * @param {Bytes} key
+     * @param {Bytes} value
+     * @param {{ lease?: Lease, ifHeld?: Lock }} [options] `ifHeld`: a lock, a permit, a read or write, or a leadership
+     * @returns {Promise<bigint>} the revision of the write
+     */
+    put(key: Bytes, value: Bytes, options?: {
+        lease?: Lease;
+        ifHeld?: Lock;
+    }): Promise<bigint>;
+    /**
+     * The value at `key`, or null.
+     * @param {Bytes} key
+     * @returns {Promise<Buffer | null>}
+     */
+    get(key: Bytes): Promise<Buffer | null>;
+    /**
+     * Deletes `key`; resolves whether it existed.
+     * @param {Bytes} key
+     * @returns {Promise<boolean>}
+     */
+    delete(key: Bytes): Promise<boolean>;
+    /**
+     * Watches `key` (or every key under it with `prefix: true`). Returns at once; iterate it with
+     * `for await`. `await watch.ready` to know etcd has confirmed it.
+     * @param {Bytes} key
+     * @param {WatchOptions} [options]
+     * @returns {Watch}
+     */
+    watch(key: Bytes, options?: WatchOptions): Watch;
+    /**
+     * Registers `instance` of `service`: puts `<service>/<instance>` = `value` on a lease of its
+     * own and keeps it there (registered again on a new lease whenever it is lost) until
+     * {@link Registration#close}, the client's close or process exit. Resolves once registered.
+     * Rejects `WOULD_BLOCK` if another registrant holds the name (unless `replace: true`),
+     * `INVALID_ARGUMENT` for an empty service or instance name, a service ending with `/`, an
+     * instance with `/` or NUL, a value over 4096 bytes, a bad `ttl`; `CLOSED`, `UNAVAILABLE`;
+     * an AbortError if `signal` fired. Nothing is left in etcd when it rejects.
+     * @param {Bytes} service the service's name, e.g. `svc/api` (instances are the keys under `<service>/`)
+     * @param {Bytes} instance the instance's name, e.g. `node-1` (no `/`)
+     * @param {Bytes} value what it registers (an address, JSON, {@link grpcEndpoint}'s value); at most 4096 bytes
+     * @param {RegisterOptions} [options]
+     * @returns {Promise<Registration>}
+     */
+    register(service: Bytes, instance: Bytes, value: Bytes, options?: RegisterOptions): Promise<Registration>;
+    /**
+     * The instances of `service` now (one read), whoever registered them (this client, another,
+     * Go's endpoints manager), ordered by name.
+     * @param {Bytes} service
+     * @returns {Promise<Instances>}
+     */
+    instances(service: Bytes): Promise<Instances>;
+    /**
+     * Follows the instances of `service`: an async iterable of {@link Instances}, the current set
+     * first, then the whole set after each change. Returns at once and sends nothing until
+     * iterated; throws `INVALID_ARGUMENT` for a bad service name.
+     * @param {Bytes} service
+     * @param {DiscoverOptions} [options]
+     * @returns {Discovery}
+     */
+    discover(service: Bytes, options?: DiscoverOptions): Discovery;
+    /**
+     * Closes the client: pending calls reject with `CLOSED`, its leases are revoked (so its locks
+     * are released and their `onLost` callbacks get 'closed'). Idempotent.
+     * @returns {Promise<void>}
+     */
+    close(): Promise<void>;
+    /** Whether close() was called. */
+    get closed(): boolean;
+    /** `await using client = new Client(...)` closes it. */
+    [Symbol.asyncDispose](): Promise<void>;
+    #private;
+}
+import type { Bytes } from './args.js';
+import type { LockOptions } from './types.js';
+import { Lock } from "./lock.js";
+import type { SemaphoreOptions } from './types.js';
+import type { HandleOptions } from './types.js';
+import { RwLock } from "./recipes.js";
+import { Election } from "./recipes.js";
+import type { LockState } from './types.js';
+import type { Metrics } from './types.js';
+import { Lease } from "./lease.js";
+import type { WatchOptions } from './watch.js';
+import { Watch } from "./watch.js";
+import type { RegisterOptions } from './registration.js';
+import { Registration } from "./registration.js";
+import type { Instances } from './discovery.js';
+import type { DiscoverOptions } from './discovery.js';
+import { Discovery } from "./discovery.js";
+import type { ClientOptions } from './types.js';

@@ -1,0 +1,49 @@
+export = internal;
+/** @import { Client } from './client.js' */
+/** @import { Lock } from './lock.js' */
+/** @import { Lease } from './lease.js' */
+/** @import { Registration } from './registration.js' */
+/**
+ * @typedef {object} Internal
+ * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+ * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
+ * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
+ * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
+ * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
+ * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
+ */
+/** @type {Internal} */
+declare const internal: Internal;
+declare namespace internal {
+    export { Internal };
+}
+type Internal = {
+    /**
+     * set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+     */
+    forget: (client: Client, obj: object) => void;
+    /**
+     * set by Client: its native client once connected (rejects `CLOSED` once closed)
+     */
+    clientNative: (client: Client) => Promise<any>;
+    /**
+     * set by Client: any acquire
+     */
+    acquireWith: <L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>;
+    /**
+     * set by Lock: its native lock
+     */
+    lockNative: (lock: Lock) => any;
+    /**
+     * set by Lease: its native lease
+     */
+    leaseNative: (lease: Lease) => any;
+    /**
+     * set by Registration: its client closed
+     */
+    registrationEnded: (reg: Registration) => void;
+};
+import type { Client } from './client.js';
+import type { Lock } from './lock.js';
+import type { Lease } from './lease.js';
+import type { Registration } from './registration.js';

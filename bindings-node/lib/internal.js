@@ -1,0 +1,24 @@
+'use strict';
+// Access between the modules to what is not public: each function is set by a static block of
+// the class whose private fields it reads (static blocks may), when that class is defined, so
+// that no public method or property exposes them.
+
+/** @import { Client } from './client.js' */
+/** @import { Lock } from './lock.js' */
+/** @import { Lease } from './lease.js' */
+/** @import { Registration } from './registration.js' */
+
+/**
+ * @typedef {object} Internal
+ * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+ * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
+ * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
+ * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
+ * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
+ * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
+ */
+
+/** @type {Internal} */
+const internal = /** @type {any} */ ({});
+
+module.exports = internal;
