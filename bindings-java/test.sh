@@ -65,6 +65,14 @@ else
     echo "FAIL - -Detcdlock.native.path"
     rc=1
 fi
+# Every public class and member documented (doclint, warnings as errors).
+if javadoc -quiet -Xdoclint:all -Werror -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
+    echo "ok - javadoc -Xdoclint:all finds nothing missing or malformed"
+else
+    cat "$tmp/javadoc.out"
+    echo "FAIL - javadoc -Xdoclint:all"
+    rc=1
+fi
 python3 - "$here/target/surefire-reports" <<'PY' || rc=1
 import glob, sys, xml.etree.ElementTree as ET
 t = f = e = s = 0

@@ -23,9 +23,12 @@ use std::os::raw::c_void;
 /// Called by the JVM (System.load) with its own valid `JavaVM` pointer.
 #[no_mangle]
 pub unsafe extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
-    // SAFETY: the JVM passes its own, valid pointer; it outlives the library.
-    if let Ok(vm) = unsafe { jni::JavaVM::from_raw(vm) } {
-        callback::set_vm(vm);
-    }
+    // No panic may unwind into the JVM, here either.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the JVM passes its own, valid pointer; it outlives the library.
+        if let Ok(vm) = unsafe { jni::JavaVM::from_raw(vm) } {
+            callback::set_vm(vm);
+        }
+    });
     JNI_VERSION_1_8
 }

@@ -10,6 +10,7 @@ package io.etcdlock;
  */
 public class EtcdLockException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    /** The core's error kind. */
     private final String kind;
 
     /**
