@@ -8,7 +8,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$root"
 [ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
-command -v mvn >/dev/null && command -v java >/dev/null || { echo "test.sh: needs mvn and a JDK 17 (apt-get install maven openjdk-17-jdk-headless)" >&2; exit 1; }
+# Maven and a JDK (17, the baseline) from Debian's packages when missing.
+if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq maven openjdk-17-jdk-headless >/dev/null
+fi
 
 tmp="$(mktemp -d /tmp/etcdlock-java-test.XXXXXX)"
 state="$tmp/etcd.json"

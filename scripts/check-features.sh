@@ -18,7 +18,7 @@ resolved() {
 
 resolved --workspace --edges features,normal,build,dev >"$tmp/workspace"
 bad=0
-for sel in "etcdlock dev" etcdlock-c etcdlock-node etcdlock-python etcdlock-bench etcdlock-cli; do
+for sel in "etcdlock dev" etcdlock-c etcdlock-node etcdlock-python etcdlock-java etcdlock-bench etcdlock-cli; do
     pkg="${sel% dev}"
     edges=features,normal,build
     [ "$sel" = "$pkg" ] || edges="$edges,dev"

@@ -56,6 +56,7 @@ stage_bg "Python" env ETCD_BIN="$etcd_bindings" bash bindings-python/test.sh
 # C first: Node's contention test wants the CPU that the Python stage's build takes at its start.
 stage "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
 stage "Node" env ETCD_BIN="$etcd_bindings" bash bindings-node/test.sh
+stage "Java" env ETCD_BIN="$etcd_bindings" bash bindings-java/test.sh
 stage "Rust: doc tests" cargo test --release --workspace --doc
 stage_wait
 
