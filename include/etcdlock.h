@@ -362,6 +362,44 @@ typedef struct etcdlock_client_options {
 } etcdlock_client_options;
 
 /**
+ * One registered instance. Pointers are valid until its etcdlock_instance_set is freed.
+ */
+typedef struct etcdlock_instance {
+  /**
+   * The instance's name: its key after `<service>/` (`name_len` bytes, not NUL-terminated).
+   */
+  const uint8_t *name;
+  size_t name_len;
+  /**
+   * What it registered (`value_len` bytes, not NUL-terminated; may be empty). For a Go gRPC
+   * resolver: etcdlock_grpc_endpoint's value (etcdlock_grpc_endpoint_addr reads it back).
+   */
+  const uint8_t *value;
+  size_t value_len;
+  /**
+   * The lease its key is bound to (0 for a key put without one, e.g. by hand).
+   */
+  int64_t lease;
+  /**
+   * The revision of its latest put (registration or update).
+   */
+  int64_t mod_revision;
+} etcdlock_instance;
+
+/**
+ * A service's instances at one revision, ordered by name (bytewise). Free with
+ * etcdlock_instance_set_free.
+ */
+typedef struct etcdlock_instance_set {
+  const struct etcdlock_instance *instances;
+  size_t n_instances;
+  /**
+   * The etcd revision this set is the state at.
+   */
+  int64_t revision;
+} etcdlock_instance_set;
+
+/**
  * Called once with the outcome of etcdlock_lock_acquire_async: `status` ETCDLOCK_OK and the
  * held lock (the callee owns it: etcdlock_lock_free), or an error status and NULL (the
  * message is in etcdlock_last_error on this thread, during the call).
@@ -521,44 +559,6 @@ typedef struct etcdlock_registration_event {
   int64_t lease;
 } etcdlock_registration_event;
 
-/**
- * One registered instance. Pointers are valid until its etcdlock_instance_set is freed.
- */
-typedef struct etcdlock_instance {
-  /**
-   * The instance's name: its key after `<service>/` (`name_len` bytes, not NUL-terminated).
-   */
-  const uint8_t *name;
-  size_t name_len;
-  /**
-   * What it registered (`value_len` bytes, not NUL-terminated; may be empty). For a Go gRPC
-   * resolver: etcdlock_grpc_endpoint's value (etcdlock_grpc_endpoint_addr reads it back).
-   */
-  const uint8_t *value;
-  size_t value_len;
-  /**
-   * The lease its key is bound to (0 for a key put without one, e.g. by hand).
-   */
-  int64_t lease;
-  /**
-   * The revision of its latest put (registration or update).
-   */
-  int64_t mod_revision;
-} etcdlock_instance;
-
-/**
- * A service's instances at one revision, ordered by name (bytewise). Free with
- * etcdlock_instance_set_free.
- */
-typedef struct etcdlock_instance_set {
-  const struct etcdlock_instance *instances;
-  size_t n_instances;
-  /**
-   * The etcd revision this set is the state at.
-   */
-  int64_t revision;
-} etcdlock_instance_set;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -607,6 +607,85 @@ int etcdlock_client_new(const char *endpoints,
  * e.g. inside such a callback). NULL is a no-op.
  */
 void etcdlock_client_free(struct etcdlock_client *client);
+
+/**
+ * Reads the instances of `service` (a NUL-terminated lock name) now, whoever registered them
+ * (this library, etcd's Go endpoints manager): the keys directly under `<service>/`, one
+ * linearizable read. Writes the set to `*out` (free it with etcdlock_instance_set_free; it
+ * may be empty). A bad name is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent, a closed
+ * client ETCDLOCK_E_CLOSED.
+ *
+ *     etcdlock_instance_set *set = NULL;
+ *     if (etcdlock_instances(client, "svc/api", &set) == ETCDLOCK_OK) {
+ *         for (size_t i = 0; i < set->n_instances; i++)
+ *             printf("%.*s = %.*s\n", (int)set->instances[i].name_len, (const char *)set->instances[i].name,
+ *                    (int)set->instances[i].value_len, (const char *)set->instances[i].value);
+ *         etcdlock_instance_set_free(set);
+ *     }
+ */
+int etcdlock_instances(struct etcdlock_client *client,
+                       const char *service,
+                       struct etcdlock_instance_set **out);
+
+/**
+ * Frees what etcdlock_instances or etcdlock_discovery_next wrote. NULL is a no-op.
+ */
+void etcdlock_instance_set_free(struct etcdlock_instance_set *set);
+
+/**
+ * Discovers the service `service` (a NUL-terminated lock name) and writes the discovery to
+ * `*out` (free it with etcdlock_discovery_free). Sends nothing until the first
+ * etcdlock_discovery_next. A bad name is ETCDLOCK_E_INVALID_ARGUMENT and a closed client
+ * ETCDLOCK_E_CLOSED.
+ */
+int etcdlock_discover(struct etcdlock_client *client,
+                      const char *service,
+                      struct etcdlock_discovery **out);
+
+/**
+ * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the next
+ * instance set: the first call gives the current one (possibly empty), each later call the
+ * set after the next change (a registration, an update, a deregistration or an expiry; changes
+ * that arrive together come as one set, every set is the state at its `revision`, and none is
+ * skipped that a change made visible). Writes it to `*out` (free it with
+ * etcdlock_instance_set_free). ETCDLOCK_E_TIMEOUT when nothing changed in time: nothing is
+ * lost, a change that was arriving is reported by a later call. A watch cut off by a
+ * disconnect or a compaction resumes by itself. ETCDLOCK_E_CLOSED once the client or the
+ * discovery (etcdlock_discovery_close) is closed; ETCDLOCK_E_AUTH when etcd refuses it.
+ */
+int etcdlock_discovery_next(struct etcdlock_discovery *discovery,
+                            int64_t timeout_ms,
+                            struct etcdlock_instance_set **out);
+
+/**
+ * Ends the discovery: a etcdlock_discovery_next waiting on another thread returns
+ * ETCDLOCK_E_CLOSED, and so does every later one. Idempotent; NULL is a no-op. Free it after.
+ */
+void etcdlock_discovery_close(struct etcdlock_discovery *discovery);
+
+/**
+ * Stops the discovery and frees it. No other thread may be inside a call on it. NULL is a
+ * no-op.
+ */
+void etcdlock_discovery_free(struct etcdlock_discovery *discovery);
+
+/**
+ * Writes to `*out` the value that makes an instance resolvable by etcd's Go gRPC resolver
+ * (`naming/resolver`, target `etcd:///<service>`) when registered as `<service>/<instance>`:
+ * the JSON etcd's Go endpoints manager writes for `addr` (a NUL-terminated UTF-8 `host:port`),
+ * `{"Op":0,"Addr":"<addr>","Metadata":null}`, NUL-terminated. Free it with
+ * etcdlock_string_free. Sends nothing.
+ */
+int etcdlock_grpc_endpoint(const char *addr, char **out);
+
+/**
+ * Reads the address back from an endpoint value (`value_len` bytes; one written by
+ * etcdlock_grpc_endpoint or by etcd's Go endpoints manager, with or without metadata) and
+ * writes it to `*out` as a NUL-terminated string (free it with etcdlock_string_free), or NULL
+ * when the value is not an endpoint (another value, a delete update, an address holding a
+ * NUL), returning ETCDLOCK_OK.
+ */
+int etcdlock_grpc_endpoint_addr(const uint8_t *value, size_t value_len, char **out);
 
 /**
  * Campaigns in the election `name` (a NUL-terminated string, not ending in '/') proposing
@@ -1106,85 +1185,6 @@ int etcdlock_registration_close(struct etcdlock_registration *reg);
  * when that returns. No other thread may be inside a call on it. NULL is a no-op.
  */
 void etcdlock_registration_free(struct etcdlock_registration *reg);
-
-/**
- * Reads the instances of `service` (a NUL-terminated lock name) now, whoever registered them
- * (this library, etcd's Go endpoints manager): the keys directly under `<service>/`, one
- * linearizable read. Writes the set to `*out` (free it with etcdlock_instance_set_free; it
- * may be empty). A bad name is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent, a closed
- * client ETCDLOCK_E_CLOSED.
- *
- *     etcdlock_instance_set *set = NULL;
- *     if (etcdlock_instances(client, "svc/api", &set) == ETCDLOCK_OK) {
- *         for (size_t i = 0; i < set->n_instances; i++)
- *             printf("%.*s = %.*s\n", (int)set->instances[i].name_len, (const char *)set->instances[i].name,
- *                    (int)set->instances[i].value_len, (const char *)set->instances[i].value);
- *         etcdlock_instance_set_free(set);
- *     }
- */
-int etcdlock_instances(struct etcdlock_client *client,
-                       const char *service,
-                       struct etcdlock_instance_set **out);
-
-/**
- * Frees what etcdlock_instances or etcdlock_discovery_next wrote. NULL is a no-op.
- */
-void etcdlock_instance_set_free(struct etcdlock_instance_set *set);
-
-/**
- * Discovers the service `service` (a NUL-terminated lock name) and writes the discovery to
- * `*out` (free it with etcdlock_discovery_free). Sends nothing until the first
- * etcdlock_discovery_next. A bad name is ETCDLOCK_E_INVALID_ARGUMENT and a closed client
- * ETCDLOCK_E_CLOSED.
- */
-int etcdlock_discover(struct etcdlock_client *client,
-                      const char *service,
-                      struct etcdlock_discovery **out);
-
-/**
- * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the next
- * instance set: the first call gives the current one (possibly empty), each later call the
- * set after the next change (a registration, an update, a deregistration or an expiry; changes
- * that arrive together come as one set, every set is the state at its `revision`, and none is
- * skipped that a change made visible). Writes it to `*out` (free it with
- * etcdlock_instance_set_free). ETCDLOCK_E_TIMEOUT when nothing changed in time: nothing is
- * lost, a change that was arriving is reported by a later call. A watch cut off by a
- * disconnect or a compaction resumes by itself. ETCDLOCK_E_CLOSED once the client or the
- * discovery (etcdlock_discovery_close) is closed; ETCDLOCK_E_AUTH when etcd refuses it.
- */
-int etcdlock_discovery_next(struct etcdlock_discovery *discovery,
-                            int64_t timeout_ms,
-                            struct etcdlock_instance_set **out);
-
-/**
- * Ends the discovery: a etcdlock_discovery_next waiting on another thread returns
- * ETCDLOCK_E_CLOSED, and so does every later one. Idempotent; NULL is a no-op. Free it after.
- */
-void etcdlock_discovery_close(struct etcdlock_discovery *discovery);
-
-/**
- * Stops the discovery and frees it. No other thread may be inside a call on it. NULL is a
- * no-op.
- */
-void etcdlock_discovery_free(struct etcdlock_discovery *discovery);
-
-/**
- * Writes to `*out` the value that makes an instance resolvable by etcd's Go gRPC resolver
- * (`naming/resolver`, target `etcd:///<service>`) when registered as `<service>/<instance>`:
- * the JSON etcd's Go endpoints manager writes for `addr` (a NUL-terminated UTF-8 `host:port`),
- * `{"Op":0,"Addr":"<addr>","Metadata":null}`, NUL-terminated. Free it with
- * etcdlock_string_free. Sends nothing.
- */
-int etcdlock_grpc_endpoint(const char *addr, char **out);
-
-/**
- * Reads the address back from an endpoint value (`value_len` bytes; one written by
- * etcdlock_grpc_endpoint or by etcd's Go endpoints manager, with or without metadata) and
- * writes it to `*out` as a NUL-terminated string (free it with etcdlock_string_free), or NULL
- * when the value is not an endpoint (another value, a delete update, an address holding a
- * NUL), returning ETCDLOCK_OK.
- */
-int etcdlock_grpc_endpoint_addr(const uint8_t *value, size_t value_len, char **out);
 
 /**
  * Optional, before exit: closes every client (revoking their leases, within `timeout_ms`)

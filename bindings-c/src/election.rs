@@ -6,11 +6,11 @@
 use crate::cancel::etcdlock_cancel;
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid};
+use crate::follow::Followed;
 use crate::lock::{etcdlock_lock, Acquirer};
 use crate::lock_async::etcdlock_lock_cb;
-use etcdlock::{CancellationToken, Error, ErrorKind, Leader, Observer};
+use etcdlock::{Leader, Observer};
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::Arc;
 
 /// Reading the leader or observing needs no lease, but an election handle takes a TTL: any
 /// valid one does.
@@ -191,11 +191,7 @@ pub unsafe extern "C" fn etcdlock_leader_free(leader: *mut etcdlock_leader) {
 /// Follows an election's leader: the current one first, then each change, one per
 /// etcdlock_observer_next. One thread at a time should call next (concurrent calls queue up);
 /// etcdlock_observer_close may be called from any thread.
-pub struct etcdlock_observer {
-    // Behind an async mutex so that a `next` future can own it (block_on needs 'static).
-    observer: Arc<tokio::sync::Mutex<Option<Observer>>>,
-    closed: CancellationToken,
-}
+pub struct etcdlock_observer(Followed<Observer>);
 
 /// Observes the election `name` and writes the observer to `*out` (free it with
 /// etcdlock_observer_free). Sends nothing until the first etcdlock_observer_next. A bad name
@@ -207,7 +203,7 @@ pub unsafe extern "C" fn etcdlock_election_observe(client: *mut etcdlock_client,
         let out = ffi::out(out, "out")?;
         let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
         let observer = c.client.election(name, READ_TTL_S)?.observe();
-        let handle = etcdlock_observer { observer: Arc::new(tokio::sync::Mutex::new(Some(observer))), closed: CancellationToken::new() };
+        let handle = etcdlock_observer(Followed::new(observer, "the observer"));
         unsafe { *out = ffi::into_raw(handle) };
         Ok(())
     })
@@ -225,36 +221,7 @@ pub unsafe extern "C" fn etcdlock_observer_next(observer: *mut etcdlock_observer
     ffi::status(|| {
         let o = unsafe { ffi::arg(observer, "observer") }?;
         let out = ffi::out(out, "out")?;
-        let timeout = ffi::wait(timeout_ms)?;
-        let closed_err = || Error::new(ErrorKind::Closed, "the observer was closed");
-        if o.closed.is_cancelled() {
-            return Err(closed_err().into());
-        }
-        let (obs, closed) = (o.observer.clone(), o.closed.clone());
-        let leader = ffi::block(async move {
-            let next = async {
-                let mut slot = obs.lock().await;
-                match slot.as_mut() {
-                    // Observer::next is cancel-safe: a change it had not read yet is read by
-                    // the next call when the timeout or a close wins.
-                    Some(o) => o.next().await,
-                    None => Err(closed_err()),
-                }
-            };
-            let limited = async {
-                match timeout {
-                    None => next.await,
-                    Some(t) => tokio::time::timeout(t, next)
-                        .await
-                        .map_err(|_| Error::new(ErrorKind::Timeout, "no leader change before the timeout"))?,
-                }
-            };
-            tokio::select! {
-                biased;
-                _ = closed.cancelled() => Err(closed_err()),
-                r = limited => r,
-            }
-        })?;
+        let leader = o.0.next(ffi::wait(timeout_ms)?)?;
         unsafe { *out = leader_out(leader) };
         Ok(())
     })
@@ -267,11 +234,7 @@ pub unsafe extern "C" fn etcdlock_observer_close(observer: *mut etcdlock_observe
     ffi::void(|| {
         // SAFETY: NULL or a live observer.
         if let Some(o) = unsafe { observer.as_ref() } {
-            o.closed.cancel();
-            // Stops its watch now, unless a next still holds it (then the free does).
-            if let Ok(mut slot) = o.observer.try_lock() {
-                *slot = None;
-            }
+            o.0.close();
         }
     })
 }

@@ -9,8 +9,10 @@
 mod callback;
 mod cancel;
 mod client;
+mod discovery;
 mod election;
 mod ffi;
+mod follow;
 mod inspect;
 mod kv;
 mod lease;

@@ -8,6 +8,7 @@ mod bridge;
 mod client;
 mod election;
 mod errors;
+mod follow;
 mod lease;
 mod lock;
 mod log;

@@ -3,6 +3,7 @@
 
 use crate::client::ClientInner;
 use crate::errors::IntoPy;
+use crate::follow::Following;
 use crate::op::{value, Convert, Op, Outcome};
 use etcdlock::{runtime, CancellationToken, Discovery, Error, ErrorKind, Instances, RegisterOptions, Registration, RegistrationEvent, RegistrationEvents};
 use pyo3::prelude::*;
@@ -147,23 +148,12 @@ impl NativeRegistrationEvents {
     }
 }
 
-struct DiscoveryShared {
-    client: Arc<ClientInner>,
-    service: Vec<u8>,
-    /// Made on the first `next()`; used by one `next()` at a time.
-    discovery: tokio::sync::Mutex<Option<Discovery>>,
-    closed: CancellationToken,
-}
-
 #[pyclass(frozen, name = "Discovery", module = "etcdlock._native")]
-pub struct NativeDiscovery {
-    shared: Arc<DiscoveryShared>,
-}
+pub struct NativeDiscovery(Arc<Following<Discovery>>);
 
 impl NativeDiscovery {
     pub fn new(client: Arc<ClientInner>, service: Vec<u8>) -> Self {
-        let shared = DiscoveryShared { client, service, discovery: Default::default(), closed: CancellationToken::new() };
-        NativeDiscovery { shared: Arc::new(shared) }
+        NativeDiscovery(Following::new(client, move |c| c.discover(&service)))
     }
 }
 
@@ -172,46 +162,12 @@ impl NativeDiscovery {
     /// The next set: `("set", (revision, instances))`, or `("end", None)` once closed (this
     /// discovery, or the client).
     fn next(&self) -> Op {
-        if let Err(e) = runtime::check_pid(self.shared.client.pid) {
-            return Op::fail(e);
-        }
-        let (shared, cancel) = (self.shared.clone(), CancellationToken::new());
-        let token = cancel.clone();
-        Op::cancellable(
-            async move {
-                if shared.closed.is_cancelled() {
-                    return end();
-                }
-                let mut slot = shared.discovery.lock().await;
-                if slot.is_none() {
-                    let client = shared.client.get().await?;
-                    *slot = Some(client.discover(&shared.service)?);
-                }
-                let discovery = slot.as_mut().expect("made above");
-                // Discovery::next is cancel-safe: what a dropped call read comes with the next.
-                let next = tokio::select! {
-                    biased;
-                    _ = token.cancelled() => return Err(Error::new(ErrorKind::Cancelled, "discover cancelled")),
-                    _ = shared.closed.cancelled() => return end(),
-                    n = discovery.next() => n,
-                };
-                match next {
-                    Ok(set) => Ok(Box::new(move |py: Python<'_>| Ok(("set", instances_tuple(py, &set)?).into_pyobject(py)?.into_any().unbind())) as Convert),
-                    Err(e) if e.kind() == ErrorKind::Closed => end(),
-                    Err(e) => Err(e),
-                }
-            },
-            cancel,
-            None,
-        )
+        self.0.next("set", |py, set| Ok(instances_tuple(py, &set)?.unbind()))
     }
 
     /// Ends the discovery (its watch too); a `next()` in progress returns the end.
     fn close(&self) {
-        self.shared.closed.cancel();
-        if let Ok(mut slot) = self.shared.discovery.try_lock() {
-            *slot = None;
-        }
+        self.0.close();
     }
 }
 

@@ -3,6 +3,7 @@
 //! `client::Extension`), not in the client.
 
 pub(crate) mod election;
+pub(crate) mod follow;
 pub(crate) mod guard;
 pub(crate) mod inspect;
 pub(crate) mod metrics;
