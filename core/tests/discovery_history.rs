@@ -1,4 +1,4 @@
-//! A discovery followed through a member restart, a cut-off and a compaction, judged against
+//! A discovery followed through a member's restart, a cut-off and a compaction, judged against
 //! etcd's own history of the service's keys (a raw watch on a member that stays up).
 mod common;
 use common::*;
@@ -36,9 +36,13 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
     let eps = etcd.endpoints();
     let svc = "svc/api";
     let prefix = b"svc/api/".to_vec();
+    // A follower is restarted: the cluster keeps its leader, so that the writes go on.
+    let leader = etcd.leader().await;
+    let (victim, other) = ((leader + 1) % 3, (leader + 2) % 3);
+    let live = [eps[leader].clone(), eps[other].clone()];
 
     // etcd's history, from a member that is never restarted.
-    let mut stream = raw(&eps[2..]).await.watch(prefix.clone(), Some(etcd_client::WatchOptions::new().with_prefix())).await.unwrap();
+    let mut stream = raw(&eps[other..=other]).await.watch(prefix.clone(), Some(etcd_client::WatchOptions::new().with_prefix())).await.unwrap();
     let history = tokio::spawn(async move {
         let mut h: History = Vec::new();
         while let Ok(Some(r)) = stream.message().await {
@@ -54,10 +58,10 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
         h
     });
 
-    // The discoverer goes through proxies (its first endpoint is member 0, the one restarted),
-    // so that it can also be cut off across the compaction.
+    // The discoverer goes through proxies (its first endpoint is the member restarted), so that
+    // it can also be cut off across the compaction.
     let (proxies, via) = proxied(&etcd);
-    let watcher = client_for(&via).await;
+    let watcher = client_for(&[via[victim].clone(), via[leader].clone(), via[other].clone()]).await;
     let mut d = watcher.discover(svc).unwrap();
     let follower = tokio::spawn(async move {
         let mut sets = Vec::new();
@@ -71,21 +75,31 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
         }
     });
 
-    let writer = client_for(&eps[1..]).await;
-    let mut raw_writer = raw(&eps[1..]).await;
+    let writer = client_for(&live).await;
+    let mut raw_writer = raw(&live).await;
     let mut regs = std::collections::VecDeque::new();
+    // What the history shows is what is checked, not what was meant: a write that fails (a
+    // slow cluster on 2 cores) is only counted.
+    let mut failed = 0;
     for step in 0..60 {
-        match step % 4 {
-            0 | 1 => regs.push_back(writer.register(svc, format!("n{step:02}"), format!("v{step}"), 10).await.unwrap()),
-            2 => drop(regs.front().unwrap().update(format!("u{step}")).await.unwrap()),
-            _ => regs.pop_front().unwrap().close().await.unwrap(),
-        }
+        let done = match step % 4 {
+            0 | 1 => writer.register(svc, format!("n{step:02}"), format!("v{step}"), 10).await.map(|r| regs.push_back(r)),
+            2 => match regs.front() {
+                Some(r) => r.update(format!("u{step}")).await.map(drop),
+                None => Ok(()),
+            },
+            _ => match regs.pop_front() {
+                Some(r) => r.close().await,
+                None => Ok(()),
+            },
+        };
+        failed += done.is_err() as usize;
         // A key below an instance is not an instance.
         if step == 7 {
             raw_writer.put(format!("{svc}/n04/below"), "x", None).await.unwrap();
         }
         if step == 15 {
-            etcd.kill(0);
+            etcd.kill(victim);
         }
         if step == 25 {
             proxies.iter().for_each(|p| p.set(proxy::Mode::Blackhole));
@@ -101,7 +115,7 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
             });
         }
         if step == 40 {
-            etcd.restart(0);
+            etcd.restart(victim);
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
@@ -109,6 +123,7 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
     let sets = follower.await.unwrap();
     let history = tokio::time::timeout(Duration::from_secs(10), history).await.expect("history incomplete").unwrap();
 
+    assert!(failed <= 10, "{failed} of 60 writes failed");
     assert!(sets.len() >= 10, "only {} sets", sets.len());
     for pair in sets.windows(2) {
         assert!(pair[0].revision < pair[1].revision, "revisions go back: {} then {}", pair[0].revision, pair[1].revision);
@@ -121,7 +136,7 @@ async fn every_set_is_etcds_state_at_its_revision_across_a_member_restart_and_a_
 
     end.close().await.unwrap();
     for r in regs {
-        r.close().await.unwrap();
+        let _ = r.close().await;
     }
     watcher.close().await;
     writer.close().await;

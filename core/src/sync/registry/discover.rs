@@ -72,6 +72,7 @@ impl Discovery {
                 None => return Err(closed_error()),
                 Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
                     // Whatever happened in the history we cannot see, a fresh read tells.
+                    tracing::info!(target: "etcdlock", service = %self.service(), after = self.current.revision, error = %e, "discovery reads the instances again");
                     self.watch = None;
                     continue;
                 }
@@ -120,10 +121,18 @@ impl Discovery {
         let opts = WatchOptions { prefix: true, start_revision: Some(set.revision + 1), prev_kv: false };
         let watch = self.client.watch(self.prefix.clone(), opts).await?;
         self.unreported = self.last.as_ref() != Some(&set.instances);
+        tracing::debug!(target: "etcdlock", service = %self.service(), revision = set.revision, instances = set.instances.len(), "discovery read the instances, watching from the next revision");
         (self.current, self.watch) = (set, Some(watch));
         Ok(())
     }
 
+}
+
+impl Discovery {
+    /// The service's name, for the logs.
+    fn service(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(self.prefix.strip_suffix(b"/").unwrap_or(&self.prefix))
+    }
 }
 
 /// Applies one change to `set` (kept ordered by name); whether the set changed.
