@@ -2,12 +2,12 @@
 //! acquire like a lock's (`client.rs`), and a leadership is a `NativeLock` (core's
 //! `Leadership::into_guard`): proclaiming is `LockGuard::set_value`, resigning is `release`.
 
+use crate::follow::Followed;
 use crate::promise;
-use etcdlock::{CancellationToken, ErrorKind, Leader, Observer};
+use etcdlock::{Leader, Observer};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use std::sync::Arc;
 
 /// An election's leader: the candidate with the lowest create revision.
 #[napi(object)]
@@ -32,20 +32,11 @@ pub struct NativeLeaderChange {
 }
 
 #[napi]
-pub struct NativeObserver {
-    observer: Arc<tokio::sync::Mutex<Observer>>,
-    closed: CancellationToken,
-}
+pub struct NativeObserver(Followed<Observer>);
 
 impl NativeObserver {
     pub fn new(observer: Observer) -> Self {
-        NativeObserver { observer: Arc::new(tokio::sync::Mutex::new(observer)), closed: CancellationToken::new() }
-    }
-}
-
-impl Drop for NativeObserver {
-    fn drop(&mut self) {
-        self.closed.cancel();
+        NativeObserver(Followed::new(observer))
     }
 }
 
@@ -55,30 +46,12 @@ impl NativeObserver {
     /// the client).
     #[napi]
     pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Option<NativeLeaderChange>>> {
-        let (observer, closed) = (self.observer.clone(), self.closed.clone());
-        let fut = async move {
-            if closed.is_cancelled() {
-                return Ok(None);
-            }
-            let mut o = observer.lock().await;
-            // Observer::next is cancel-safe: a change it had not returned yet is kept.
-            let next = tokio::select! {
-                biased;
-                _ = closed.cancelled() => return Ok(None),
-                n = o.next() => n,
-            };
-            match next {
-                Ok(leader) => Ok(Some(leader)),
-                Err(e) if e.kind() == ErrorKind::Closed => Ok(None),
-                Err(e) => Err(e),
-            }
-        };
-        promise::spawn(env, fut, |_, change: Option<Option<Leader>>| Ok(change.map(|leader| NativeLeaderChange { leader: leader.map(to_js) })))
+        promise::spawn(env, self.0.next(), |_, change: Option<Option<Leader>>| Ok(change.map(|leader| NativeLeaderChange { leader: leader.map(to_js) })))
     }
 
-    /// Ends the observer; a pending `next()` resolves `null`.
+    /// Ends the observer and drops its watch; a pending `next()` resolves `null`.
     #[napi]
     pub fn close(&self) {
-        self.closed.cancel();
+        self.0.close();
     }
 }

@@ -12,6 +12,7 @@
 mod client;
 mod election;
 mod error;
+mod follow;
 mod lease;
 mod lock;
 mod log;

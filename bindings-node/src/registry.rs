@@ -2,6 +2,7 @@
 //! again) by core, its events forwarded to JS, instance sets read once or followed
 //! (`Discovery`), and the gRPC endpoint value helpers.
 
+use crate::follow::Followed;
 use crate::promise;
 use etcdlock::{CancellationToken, Discovery, ErrorKind, Instances, Registration, RegistrationEvent, RegistrationEvents};
 use napi::bindgen_prelude::*;
@@ -138,21 +139,11 @@ impl NativeRegistration {
 }
 
 #[napi]
-pub struct NativeDiscovery {
-    /// `None` once closed: the discovery's watch is dropped then, not at garbage collection.
-    discovery: Arc<tokio::sync::Mutex<Option<Discovery>>>,
-    closed: CancellationToken,
-}
+pub struct NativeDiscovery(Followed<Discovery>);
 
 impl NativeDiscovery {
     pub fn new(d: Discovery) -> Self {
-        NativeDiscovery { discovery: Arc::new(tokio::sync::Mutex::new(Some(d))), closed: CancellationToken::new() }
-    }
-}
-
-impl Drop for NativeDiscovery {
-    fn drop(&mut self) {
-        self.closed.cancel();
+        NativeDiscovery(Followed::new(d))
     }
 }
 
@@ -162,36 +153,13 @@ impl NativeDiscovery {
     /// client).
     #[napi]
     pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Option<NativeInstances>>> {
-        let (discovery, closed) = (self.discovery.clone(), self.closed.clone());
-        let fut = async move {
-            if closed.is_cancelled() {
-                return Ok(None);
-            }
-            let mut guard = discovery.lock().await;
-            let Some(d) = guard.as_mut() else { return Ok(None) };
-            // Discovery::next is cancel-safe: what a dropped call read is kept for the next.
-            let next = tokio::select! {
-                biased;
-                _ = closed.cancelled() => return Ok(None),
-                n = d.next() => n,
-            };
-            match next {
-                Ok(set) => Ok(Some(set)),
-                Err(e) if e.kind() == ErrorKind::Closed => Ok(None),
-                Err(e) => Err(e),
-            }
-        };
-        promise::spawn(env, fut, |_, set: Option<Instances>| Ok(set.map(instances_to_js)))
+        promise::spawn(env, self.0.next(), |_, set: Option<Instances>| Ok(set.map(instances_to_js)))
     }
 
     /// Ends the discovery and drops its watch; a pending `next()` resolves `null`.
     #[napi]
     pub fn close(&self) {
-        self.closed.cancel();
-        let discovery = self.discovery.clone();
-        etcdlock::runtime::spawn(async move {
-            drop(discovery.lock().await.take());
-        });
+        self.0.close();
     }
 }
 
