@@ -305,12 +305,6 @@ impl Drop for Handle {
         if !self.owned || self.revoked.load(Ordering::Acquire) || runtime::check_pid(self.client.inner.pid).is_err() {
             return;
         }
-        // A closing client revokes every lease it still knows, and waits for that (so does the
-        // exit hook's shutdown): left in that list, this lease is revoked with the others. A
-        // revoke of its own would be a detached task, which a runtime shutting down drops.
-        if self.client.is_closed() {
-            return;
-        }
         self.revoked.store(true, Ordering::Release);
         if self.state.lost.reason().is_none() {
             self.state.lost.set(LostReason::Revoked);

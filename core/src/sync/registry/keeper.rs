@@ -268,10 +268,10 @@ impl Shared {
 async fn keep(shared: Arc<Shared>, mut lease: Lease, mut rev: i64) {
     loop {
         let reason = match shared.gone(&lease, rev).await {
-            Gone::Lost(LostReason::Closed) => {
-                shared.set_lease(None);
-                return;
-            }
+            // The client's close revokes the lease, which must stay in its list until then:
+            // dropped here it would be revoked by a detached task that an exit's runtime
+            // shutdown may drop first (the key then outlived the process by its TTL).
+            Gone::Lost(LostReason::Closed) => return,
             Gone::Lost(r) => r,
             Gone::TakenOver => {
                 tracing::warn!(target: "etcdlock", key = %shared.name(), "instance taken over by another registrant: registration ended");
