@@ -58,6 +58,9 @@ def test_candidates_take_turns_and_the_observer_sees_each(etcd, client, prefix):
         t.start()
         assert first_seen.wait(5)
         a = client.election(name).campaign("a")
+        # The observer may merge changes it has not read yet into the latest (documented), so
+        # each state is awaited before the next change: then every one must be reported.
+        etcd.wait_until(lambda: seen[-1:] == [b"a"], what="the first leader")
         with pytest.raises(etcdlock.LockTimeout):
             other.election(name).campaign("b", timeout=0.3)
         with pytest.raises(etcdlock.LockTimeout):
@@ -68,10 +71,12 @@ def test_candidates_take_turns_and_the_observer_sees_each(etcd, client, prefix):
         waiter.start()
         etcd.wait_until(lambda: len(etcd.keys(f"{name}/")) == 2, what="the second candidate")
         a.proclaim("a2")
+        etcd.wait_until(lambda: seen[-1:] == [b"a2"], what="the proclamation")
         first = a.fencing_token
         a.resign()
         waiter.join(5)
         assert got and got[0].fencing_token > first
+        etcd.wait_until(lambda: seen[-1:] == [b"b"], what="the second leader")
         got[0].resign()
         etcd.wait_until(lambda: seen[-1:] == [None] and len(seen) > 1, what="no leader reported")
         observer.close()
