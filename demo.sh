@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The demo: Rust, Python, Node and C workers contend for one lock on a local 3-member etcd
+# The demo: Rust, Python, Node, C and Java workers contend for one lock on a local 3-member etcd
 # cluster that this starts and stops, through a killed holder, a frozen holder, a leader
 # failure and `etcdctl lock`; then a leader election (the leader SIGKILLed) and a semaphore with
 # 3 permits on the same cluster. Installs/builds what is missing first. Options: --help.

@@ -1,5 +1,6 @@
 """The demo's second phase, after the mutex run, on the same cluster: a leader election and a
-semaphore, one worker process per candidate or permit user, in every language.
+semaphore, one worker process per candidate or permit user, in every language whose binding has
+them (workers.COORD_LANGS: not Java's yet).
 
 - election: one candidate per language campaigns in ELECTION proposing its name; the leader
   proclaims "<name> leads" and makes fenced writes ("<name> token <T> write <n>") to TERM_KEY.
@@ -97,21 +98,21 @@ def run(cluster, args, env: dict, plan: list[str], t0: int, colors: dict) -> dic
     pool = workers.Pool(ph, {**env, "DEMO_TTL": str(args.ttl)})
     parts = []
     if "election" in plan:
-        parts.append(f"{len(workers.LANGS)} candidates ({', '.join(workers.LANGS)}) campaign in '{ELECTION}'")
+        parts.append(f"{len(workers.COORD_LANGS)} candidates ({', '.join(workers.COORD_LANGS)}) campaign in '{ELECTION}'")
     if "semaphore" in plan:
         parts.append(f"{args.slot_workers} workers share '{SLOTS}' ({args.permits} permits, hold {HOLD_MS} ms)")
     print(f"{BOLD}second phase: {'; '.join(parts)}{RESET}; TTL {args.ttl}s")
     sys.stdout.flush()
     candidates, slot_users = [], []
     if "election" in plan:
-        for lang in workers.LANGS:
+        for lang in workers.COORD_LANGS:
             candidates.append(pool.start_with(lang, f"{lang}-cand", {
                 "DEMO_MODE": "election", "DEMO_ELECTION": ELECTION, "DEMO_TERM_KEY": TERM_KEY,
                 "DEMO_LABEL": f"{lang}-cand", "DEMO_WRITE_MS": str(WRITE_MS), "DEMO_UNTIL_NS": str(el_until)}))
     if "semaphore" in plan:
         for i in range(args.slot_workers):
-            lang = workers.LANGS[i % len(workers.LANGS)]
-            slot_users.append(pool.start_with(lang, f"{lang}-slot{i // len(workers.LANGS) + 1}", {
+            lang = workers.COORD_LANGS[i % len(workers.COORD_LANGS)]
+            slot_users.append(pool.start_with(lang, f"{lang}-slot{i // len(workers.COORD_LANGS) + 1}", {
                 "DEMO_MODE": "semaphore", "DEMO_SEMAPHORE": SLOTS, "DEMO_PERMITS": str(args.permits),
                 "DEMO_HOLD_MS": str(HOLD_MS), "DEMO_UNTIL_NS": str(sem_until)}))
     done: dict = {"candidates": [w.label for w in candidates], "slot_users": [w.label for w in slot_users]}
@@ -240,7 +241,7 @@ def checks(done: dict) -> list[tuple[bool, str]]:
         results.append((queued > permits, f"the limit was contended: up to {queued} keys queued under '{SLOTS}/' "
                                           f"at once in etcd's history for {permits} permits"))
         langs = sorted({e["lang"] for e in acq})
-        results.append((len(langs) == len(workers.LANGS), f"every language held a permit ({', '.join(langs)})"))
+        results.append((len(langs) == len(workers.COORD_LANGS), f"every language held a permit ({', '.join(langs)})"))
     # The term key is data the leaders wrote (as the counter is): only election and semaphore keys count.
     left = [k for k in hist["keys_at_end"] if k.startswith((ELECTION + "/", SLOTS + "/"))]
     results.append((not left and not hist["leases_at_end"],

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""The etcdlock demo: workers in Rust, Python, Node and C contend for ONE lock on a local
+"""The etcdlock demo: workers in Rust, Python, Node, C and Java contend for ONE lock on a local
 3-member etcd cluster, through a killed holder, a frozen holder, a leader failure, and
 `etcdctl lock` and `etcdlock run` (the command line) taking their turns. Prints a live timeline, checks the run, writes a report with
 an SVG timeline, and exits non-zero if any check fails.
 
-    ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2] [--ttl 2]
+    ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2 --java 2] [--ttl 2]
               [--episodes kill,freeze,leader,etcdctl,cli,election,semaphore] [--report-dir demo-report] [--tls]
 
 After the mutex run, a second phase on the same cluster (demo/coordination.py): one candidate per
-language campaigns in a leader election whose first leader is SIGKILLed, and workers across the
+language (Rust, Python, Node, C: the Java binding has no election or semaphore yet) campaigns in a leader election whose first leader is SIGKILLed, and workers across the
 languages share a semaphore with --permits permits.
 
 With --tls every member serves clients over TLS and requires a client certificate (mTLS), with a
@@ -48,7 +48,7 @@ LOCK = "demo/lock"
 COUNTER = "demo/counter"
 SERVICE = "demo/workers"  # each mutex worker registers itself here (the service registry)
 CHECKER = os.path.join(REPO, "tests", "history", "check.py")
-COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m", "cli": "\033[33m"}
+COLORS = {"rust": "\033[38;5;208m", "python": "\033[34m", "node": "\033[32m", "c": "\033[35m", "etcdctl": "\033[36m", "cli": "\033[33m", "java": "\033[38;5;130m"}
 RESET, BOLD, RED, GREEN = "\033[0m", "\033[1m", "\033[31m", "\033[32m"
 
 
@@ -221,7 +221,7 @@ def main() -> int:
     if sum(counts.values()) < 2:
         sys.exit("need at least two workers")
     if not args.no_build:
-        print(f"{BOLD}building the workers{RESET} (Rust example, Python and Node packages, C library) ...")
+        print(f"{BOLD}building the workers{RESET} (Rust example, Python and Node packages, C library, Java jar) ...")
         workers.build([lang for lang, n in counts.items() if n > 0] + (["cli"] if "cli" in plan else []))
 
     cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None

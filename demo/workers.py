@@ -11,12 +11,41 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-LANGS = ("rust", "python", "node", "c")
+LANGS = ("rust", "python", "node", "c", "java")
+# The languages whose binding has an election and a semaphore: the second phase's (coordination.py).
+# Java's (bindings-java, phase 1) has locks, leases and key-value calls only.
+COORD_LANGS = ("rust", "python", "node", "c")
 C_WORKER = os.path.join(REPO, "target", "demo", "worker_c")
+JAVA_JAR = os.path.join(REPO, "bindings-java", "target", "etcdlock-0.1.0.jar")
+JAVA_CLASSES = os.path.join(REPO, "target", "demo", "java")
+# A worker is a short-lived JVM: C1 only and the serial collector start it sooner and take less
+# of the two cores it shares with etcd and the other workers.
+JAVA_FLAGS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"]
 
 
 def sh(cmd: list[str], cwd: str = REPO, **kw) -> None:
     subprocess.run(cmd, check=True, cwd=cwd, **kw)
+
+
+def java_toolchain() -> None:
+    """A JDK (17, the Java binding's baseline) and Maven from Debian's packages when missing: the
+    same step as bindings-java/test.sh's."""
+    if shutil.which("mvn") and shutil.which("javac"):
+        return
+    sudo = [] if os.getuid() == 0 else ["sudo"]
+    sh(sudo + ["apt-get", "update", "-qq"], stdout=subprocess.DEVNULL)
+    sh(sudo + ["apt-get", "install", "-y", "-qq", "maven", "openjdk-17-jdk-headless"], stdout=subprocess.DEVNULL)
+
+
+def java_jar() -> str:
+    """bindings-java/target/etcdlock-0.1.0.jar (the classes and libetcdlock_jni.so), built with
+    `mvn -q package` (which runs cargo) when missing. Also used by bench/run.py."""
+    java_toolchain()
+    if not os.path.exists(JAVA_JAR):
+        # Without ETCDLOCK_ENDPOINTS the pom skips its tests (they need an etcd of their own).
+        env = {k: v for k, v in os.environ.items() if k != "ETCDLOCK_ENDPOINTS"}
+        sh(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=os.path.join(REPO, "bindings-java"), env=env)
+    return JAVA_JAR
 
 
 def build(langs: list[str]) -> None:
@@ -41,6 +70,14 @@ def build(langs: list[str]) -> None:
         lib = os.path.join(REPO, "target", "release")
         sh(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", C_WORKER, os.path.join(HERE, "workers", "worker.c"),
             "-I", os.path.join(REPO, "include"), "-L", lib, "-letcdlock", f"-Wl,-rpath,{lib}", "-lpthread"])
+    if "java" in langs:
+        jar = java_jar()
+        src = os.path.join(HERE, "workers", "Worker.java")
+        cls = os.path.join(JAVA_CLASSES, "Worker.class")
+        # Compiled once (javac), not source-launched: each worker JVM then starts in ~0.3 s, not ~1.5 s.
+        if not os.path.exists(cls) or os.path.getmtime(cls) < max(os.path.getmtime(src), os.path.getmtime(jar)):
+            os.makedirs(JAVA_CLASSES, exist_ok=True)
+            sh(["javac", "-Xlint:all", "-Werror", "--release", "17", "-cp", jar, "-d", JAVA_CLASSES, src])
 
 
 def command(lang: str) -> list[str]:
@@ -49,6 +86,7 @@ def command(lang: str) -> list[str]:
         "python": [sys.executable, os.path.join(HERE, "workers", "worker.py")],
         "node": ["node", os.path.join(HERE, "workers", "worker.js")],
         "c": [C_WORKER],
+        "java": ["java", *JAVA_FLAGS, "-cp", f"{JAVA_JAR}{os.pathsep}{JAVA_CLASSES}", "Worker"],
     }[lang]
 
 
