@@ -9,6 +9,10 @@ median over rounds of ratios within a round (windows seconds apart), not ratios 
 "go" is etcd's own Go client and its concurrency.Mutex (bench/go), the reference client most
 teams would otherwise use: every lock row gets its ratio to it (x Go). Every row also gets the
 bench process's CPU time over the window per cycle (getrusage), and its ratio to Go's.
+
+"java" is the Java binding (bindings-java's jar) and "jetcd" jetcd's own Lock and Lease clients,
+both from bench/java (a Maven project; with "jetcd" among --langs every row also gets its ratio
+to jetcd, x jetcd). They are not in the default --langs: a JVM and Maven add to the CI's smoke.
 """
 from __future__ import annotations
 
@@ -21,10 +25,14 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "demo"))
 import etcd_harness  # noqa: E402
+import workers  # noqa: E402  (demo/workers.py: the Java toolchain and the binding's jar)
 
 C_BENCH = os.path.join(REPO, "target", "bench", "bench_c")
 GO_BENCH = os.path.join(REPO, "target", "bench", "bench_go")
+JAVA_DIR = os.path.join(REPO, "bench", "java")
+JAVA_CLASSPATH = os.path.join(JAVA_DIR, "target", "classpath.txt")  # jetcd and its dependencies, the jar
 
 
 def build(langs):
@@ -42,10 +50,25 @@ def build(langs):
     if "node" in langs:
         run(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=os.path.join(REPO, "bindings-node"))
         run(["npm", "run", "--silent", "build"], cwd=os.path.join(REPO, "bindings-node"))
+    if "java" in langs or "jetcd" in langs:
+        jar = workers.java_jar()  # JDK and Maven when missing, the jar when missing (mvn package)
+        run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={JAVA_CLASSPATH}",
+             f"-Detcdlock.jar={jar}"], cwd=JAVA_DIR)
+
+
+def java(impl):
+    """bench/java's Bench with `--impl impl` (etcdlock: our binding; jetcd)."""
+    if impl not in ("etcdlock", "jetcd"):
+        return None
+    with open(JAVA_CLASSPATH) as f:
+        cp = os.pathsep.join([os.path.join(JAVA_DIR, "target", "classes"), f.read().strip()])
+    return ["java", "-cp", cp, "io.etcdlock.bench.Bench", "--impl", impl]
 
 
 def commands(lang, endpoints):
     common = ["--endpoints", endpoints, "--serve"]
+    if lang in ("java", "jetcd"):
+        return java("etcdlock" if lang == "java" else "jetcd") + common
     return {
         "rust": [os.path.join(REPO, "target", "release", "etcdlock-bench")] + common,
         "python": [sys.executable, os.path.join(REPO, "bindings-python", "bench.py")] + common,
@@ -186,9 +209,10 @@ def print_table(rounds, langs):
                       if r.get((w, a), {}).get(field) is not None and r.get((w, b), {}).get(field) is not None)
 
     fmt = lambda v, f, suffix="": "-" if v is None else format(v, f) + suffix
-    go = "go" in langs
-    print("| workload | lang | cycles/s | x Go | x Rust core | x raw | CPU us/cycle | CPU x Go | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    go, jetcd = "go" in langs, "jetcd" in langs
+    print("| workload | lang | cycles/s | x Go | x Rust core | x raw | CPU us/cycle | CPU x Go | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |"
+          + (" x jetcd | CPU x jetcd |" if jetcd else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if jetcd else ""))
     for w in WORKLOADS:
         for lang in (list(BASELINES) if w in RAW else []) + langs + variants(w, langs):
             if not col(w, lang, "cycles_per_sec"):
@@ -201,8 +225,11 @@ def print_table(rounds, langs):
                   f"{ratio((w, lang), (w, 'go'), 'cpu_us_per_cycle') if go else '-'} | "
                   f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
                   f"{fmt(diff(w, lang, 'rust', 'handoff_p50_ms'), '+.2f', ' ms')} | "
-                  f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |")
+                  f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |"
+                  + (f" {ratio((w, lang), (w, 'jetcd'))} | {ratio((w, lang), (w, 'jetcd'), 'cpu_us_per_cycle')} |" if jetcd else ""))
     print("\n(x Go: against the same round's window of etcd's Go concurrency.Mutex (bench/go), the same workload;"
+          "\n x jetcd: likewise against jetcd's Lock client (bench/java, --impl jetcd); java: our Java binding,"
+          "\n its 64 'tasks' are 64 platform threads blocked in acquire();"
           "\n x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
           "\n [a-b]: the middle half of the per-round ratios, i.e. how much one round differed from the next;"
           "\n CPU us/cycle: the bench process's CPU time (user + system, all its threads) over the window per"

@@ -1,0 +1,397 @@
+package io.etcdlock.bench;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.lock.LockResponse;
+import io.etcd.jetcd.support.CloseableClient;
+import io.etcdlock.ClientOptions;
+import io.etcdlock.DistributedLock;
+import io.etcdlock.EtcdLockClient;
+import io.etcdlock.LockGuard;
+import io.etcdlock.LockOptions;
+import io.grpc.stub.StreamObserver;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * bench/run.py's lock workloads (bench/src/workloads.rs) from the JVM, in --serve mode: one
+ * workload window per stdin line ({@code SECONDS WORKLOAD NAME}), one JSON line back for each,
+ * shaped like Report::json, until stdin closes.
+ *
+ * <pre>java -cp target/classes:$(cat target/classpath.txt) io.etcdlock.bench.Bench --impl etcdlock|jetcd --endpoints URLS --serve</pre>
+ *
+ * <ul>
+ *   <li>{@code --impl etcdlock} ("java" in run.py): our Java binding, {@code DistributedLock.acquire()}
+ *       then {@code LockGuard.release()}, blocking calls on platform threads.</li>
+ *   <li>{@code --impl jetcd}: jetcd 0.8.5's own {@code Lock} client (etcd's server-side v3lock
+ *       service) with a lease from its {@code Lease} client kept alive, {@code lock(name, lease).get()}
+ *       then {@code unlock(key).get()}: the client a JVM team would otherwise use.</li>
+ * </ul>
+ *
+ * Workloads, as Go's (bench/go/main.go): "lock uncontended" (one thread, one client); "lock many
+ * (64 tasks)" (64 threads on one client, each its own name; jetcd: one lease for all, as Go's one
+ * session); "lock contended (N clients)" (N clients, each its own connection (and jetcd lease),
+ * one thread each, on one name: cycles/s, handoff p50/p99 = next holder's acquire return minus
+ * the previous holder's release start, Jain's index over the clients' counts). CPU per cycle is
+ * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
+ * cycles. The first window of each workload in a process is preceded by an unmeasured 0.3 s one
+ * (the JIT's warm-up: a JVM service runs warm).
+ */
+public final class Bench {
+    private static final int TTL = 30;
+
+    private final String impl;
+    private final String[] endpoints;
+    private final Set<String> warm = new HashSet<>();
+
+    private Bench(String impl, String[] endpoints) {
+        this.impl = impl;
+        this.endpoints = endpoints;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String impl = null;
+        String endpoints = null;
+        boolean serve = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--impl": impl = args[++i]; break;
+                case "--endpoints": endpoints = args[++i]; break;
+                case "--serve": serve = true; break;
+                default: die("unknown argument " + args[i], null);
+            }
+        }
+        if (!serve || endpoints == null || !("etcdlock".equals(impl) || "jetcd".equals(impl))) {
+            die("usage: Bench --impl etcdlock|jetcd --endpoints URL[,URL] --serve", null);
+        }
+        Bench b = new Bench(impl, endpoints.split(","));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            line = line.trim();
+            int sp = line.indexOf(' ');
+            if (sp < 0) {
+                break;
+            }
+            double seconds = Double.parseDouble(line.substring(0, sp));
+            String workload = line.substring(sp + 1);
+            try {
+                if (b.warm.add(workload)) {
+                    b.run(workload, 0.3);
+                }
+                System.out.println(b.run(workload, seconds).json("etcdlock".equals(impl) ? "java" : "jetcd"));
+                System.out.flush();
+            } catch (Exception e) {
+                die(workload, e);
+            }
+        }
+        System.exit(0);
+    }
+
+    static void die(String what, Throwable e) {
+        System.err.println("bench java: " + what + (e == null ? "" : ": " + e));
+        if (e != null) {
+            e.printStackTrace();
+        }
+        System.exit(1);
+    }
+
+    Report run(String workload, double seconds) throws Exception {
+        switch (workload) {
+            case "lock uncontended": return simple(workload, many(1, seconds), seconds);
+            case "lock many (64 tasks)": return simple(workload, many(64, seconds), seconds);
+            case "lock contended (4 clients)": return contended(4, seconds);
+            case "lock contended (16 clients)": return contended(16, seconds);
+            default: throw new IllegalArgumentException("unknown workload " + workload);
+        }
+    }
+
+    // ---- the two clients behind one shape: connect, one contender's lock handle, a cycle, close
+
+    /** One connection (and for jetcd its lease, kept alive). */
+    interface Conn {
+        Contender contender(String name) throws Exception;
+
+        void close() throws Exception;
+    }
+
+    /** One name's handle on one connection; lock() returns once held, unlock() releases. */
+    interface Contender {
+        void lock() throws Exception;
+
+        void unlock() throws Exception;
+    }
+
+    Conn connect() throws Exception {
+        return "etcdlock".equals(impl) ? new OurConn(endpoints) : new JetcdConn(endpoints);
+    }
+
+    static final class OurConn implements Conn {
+        final EtcdLockClient client;
+
+        OurConn(String[] endpoints) {
+            client = EtcdLockClient.connect(ClientOptions.builder().endpoints(endpoints).timeout(Duration.ofSeconds(5)).build());
+        }
+
+        @Override
+        public Contender contender(String name) {
+            DistributedLock lock = client.lock(name, LockOptions.ttl(Duration.ofSeconds(TTL)));
+            return new Contender() {
+                LockGuard held;
+
+                @Override
+                public void lock() throws InterruptedException {
+                    held = lock.acquire();
+                }
+
+                @Override
+                public void unlock() {
+                    held.release();
+                    held.close();
+                    held = null;
+                }
+            };
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    static final class JetcdConn implements Conn {
+        final Client client;
+        final long lease;
+        final CloseableClient keepAlive;
+
+        JetcdConn(String[] endpoints) throws Exception {
+            client = Client.builder().endpoints(endpoints).build();
+            lease = client.getLeaseClient().grant(TTL).get().getID();
+            keepAlive = client.getLeaseClient().keepAlive(lease, new StreamObserver<LeaseKeepAliveResponse>() {
+                @Override
+                public void onNext(LeaseKeepAliveResponse r) {
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                }
+
+                @Override
+                public void onCompleted() {
+                }
+            });
+        }
+
+        @Override
+        public Contender contender(String name) {
+            ByteSequence key = ByteSequence.from(name, StandardCharsets.UTF_8);
+            io.etcd.jetcd.Lock lock = client.getLockClient();
+            return new Contender() {
+                ByteSequence held;
+
+                @Override
+                public void lock() throws Exception {
+                    LockResponse r = lock.lock(key, lease).get();
+                    held = r.getKey();
+                }
+
+                @Override
+                public void unlock() throws Exception {
+                    lock.unlock(held).get();
+                    held = null;
+                }
+            };
+        }
+
+        @Override
+        public void close() throws Exception {
+            keepAlive.close();
+            client.getLeaseClient().revoke(lease).get(); // as Go's session.Close
+            client.close();
+        }
+    }
+
+    // ---- workloads
+
+    static String unique(String tag) {
+        return String.format("bench/java-%s-%d-%08x", tag, ProcessHandle.current().pid(), ThreadLocalRandom.current().nextInt());
+    }
+
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    /** Cycles and CPU ns of `tasks` threads on one connection, each locking its own name. */
+    long[] many(int tasks, double seconds) throws Exception {
+        Conn conn = connect();
+        try {
+            String prefix = unique("lock");
+            Contender[] cs = new Contender[tasks];
+            for (int i = 0; i < tasks; i++) {
+                cs[i] = conn.contender(prefix + "/" + i);
+                cs[i].lock(); // a first cycle before timing starts (leases granted), as Go's and Rust's
+                cs[i].unlock();
+            }
+            long[] counts = new long[tasks];
+            Throwable[] failed = new Throwable[1];
+            long cpu0 = cpuNanos();
+            long deadline = System.nanoTime() + (long) (seconds * 1e9);
+            Thread[] threads = new Thread[tasks];
+            for (int i = 0; i < tasks; i++) {
+                int t = i;
+                threads[i] = new Thread(() -> {
+                    try {
+                        long n = 0;
+                        while (System.nanoTime() < deadline) {
+                            cs[t].lock();
+                            cs[t].unlock();
+                            n++;
+                        }
+                        counts[t] = n;
+                    } catch (Throwable e) {
+                        synchronized (failed) {
+                            failed[0] = e;
+                        }
+                    }
+                }, "bench-" + i);
+                threads[i].start();
+            }
+            for (Thread th : threads) {
+                th.join();
+            }
+            long cpu = cpuNanos() - cpu0;
+            if (failed[0] != null) {
+                throw new RuntimeException(failed[0]);
+            }
+            return new long[] {Arrays.stream(counts).sum(), cpu};
+        } finally {
+            conn.close();
+        }
+    }
+
+    static Report simple(String name, long[] cyclesCpu, double seconds) {
+        Report r = new Report(name);
+        r.cyclesPerSec = cyclesCpu[0] / seconds;
+        r.cpuUsPerCycle = cyclesCpu[0] > 0 ? cyclesCpu[1] / 1e3 / cyclesCpu[0] : null;
+        return r;
+    }
+
+    /** `clients` connections, one thread each, contending for one name. */
+    Report contended(int clients, double seconds) throws Exception {
+        String name = unique("contended");
+        Conn[] conns = new Conn[clients];
+        Contender[] cs = new Contender[clients];
+        try {
+            for (int i = 0; i < clients; i++) {
+                conns[i] = connect();
+                cs[i] = conns[i].contender(name);
+            }
+            long[] counts = new long[clients];
+            List<List<long[]>> spans = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                spans.add(new ArrayList<>());
+            }
+            Throwable[] failed = new Throwable[1];
+            long cpu0 = cpuNanos();
+            long start = System.nanoTime();
+            long deadline = start + (long) (seconds * 1e9);
+            Thread[] threads = new Thread[clients];
+            for (int i = 0; i < clients; i++) {
+                int t = i;
+                threads[i] = new Thread(() -> {
+                    try {
+                        List<long[]> mine = spans.get(t);
+                        while (System.nanoTime() < deadline) {
+                            cs[t].lock();
+                            long acquired = System.nanoTime();
+                            long releasing = System.nanoTime();
+                            cs[t].unlock();
+                            mine.add(new long[] {acquired, releasing});
+                            counts[t]++;
+                        }
+                    } catch (Throwable e) {
+                        synchronized (failed) {
+                            failed[0] = e;
+                        }
+                    }
+                }, "contender-" + i);
+                threads[i].start();
+            }
+            for (Thread th : threads) {
+                th.join();
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            long cpu = cpuNanos() - cpu0;
+            if (failed[0] != null) {
+                throw new RuntimeException(failed[0]);
+            }
+            List<long[]> timeline = new ArrayList<>();
+            spans.forEach(timeline::addAll);
+            timeline.sort((a, b) -> Long.compare(a[0], b[0]));
+            double[] handoffs = new double[Math.max(0, timeline.size() - 1)];
+            for (int i = 1; i < timeline.size(); i++) {
+                handoffs[i - 1] = Math.max(0, timeline.get(i)[0] - timeline.get(i - 1)[1]) / 1e6;
+            }
+            Arrays.sort(handoffs);
+            double sum = 0;
+            double sq = 0;
+            for (long n : counts) {
+                sum += n;
+                sq += (double) n * n;
+            }
+            Report r = new Report("lock contended (" + clients + " clients)");
+            r.cyclesPerSec = sum / elapsed;
+            if (handoffs.length > 0) {
+                r.p50 = handoffs[(int) Math.round((handoffs.length - 1) * 0.5)];
+                r.p99 = handoffs[(int) Math.round((handoffs.length - 1) * 0.99)];
+            }
+            if (sq > 0) {
+                r.jain = sum * sum / (clients * sq);
+                r.cpuUsPerCycle = cpu / 1e3 / sum;
+            }
+            return r;
+        } finally {
+            for (Conn c : conns) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    static final class Report {
+        final String name;
+        double cyclesPerSec;
+        Double p50;
+        Double p99;
+        Double jain;
+        Double cpuUsPerCycle;
+
+        Report(String name) {
+            this.name = name;
+        }
+
+        static String num(Double v, String fmt) {
+            return v == null ? "null" : String.format(Locale.ROOT, fmt, v);
+        }
+
+        /** Report::json's shape and number formats. */
+        String json(String lang) {
+            return String.format(Locale.ROOT,
+                    "{\"lang\":\"%s\",\"workload\":\"%s\",\"cycles_per_sec\":%.1f,\"handoff_p50_ms\":%s,\"handoff_p99_ms\":%s,\"jain\":%s,\"cpu_us_per_cycle\":%s}",
+                    lang, name, cyclesPerSec, num(p50, "%.4f"), num(p99, "%.4f"), num(jain, "%.4f"), num(cpuUsPerCycle, "%.1f"));
+        }
+    }
+}
