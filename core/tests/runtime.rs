@@ -3,7 +3,7 @@ mod common;
 use common::*;
 use etcdlock::{runtime, ErrorKind};
 
-// covers: RT-ONE-001, RT-WRONGCTX-001
+// covers: RT-ONE-001, RT-WRONGCTX-001, RT-EXIT-002
 #[test]
 fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
     // Nothing started it yet in this test binary.
@@ -39,6 +39,28 @@ fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
     let eps = shared().endpoints();
     let left = runtime::block_on(async move { keys_under(&eps, &key).await }).unwrap();
     assert!(left.is_empty(), "shutdown revokes the leases of open clients");
+
+    // A lease dropped just before shutdown (its own revoke is a background task) is revoked
+    // too: the shutdown waits for that task instead of dropping it with the runtime.
+    for round in 0..10 {
+        let eps = shared().endpoints();
+        let key = format!("{}/dropped-{round}", prefix("rt-shutdown"));
+        let k = key.clone();
+        let (client, lease) = runtime::block_on(async move {
+            let client = etcdlock::Client::connect(eps, Default::default()).await.unwrap();
+            let lease = client.lease(30).await.unwrap();
+            client.put(k.as_bytes(), b"", Some(&lease)).await.unwrap();
+            (client, lease)
+        })
+        .unwrap();
+        drop(lease);
+        runtime::shutdown(std::time::Duration::from_secs(5)).unwrap();
+        drop(client);
+        let eps = shared().endpoints();
+        let left = runtime::block_on(async move { keys_under(&eps, &key).await }).unwrap();
+        assert!(left.is_empty(), "round {round}: a lease dropped before shutdown was left alive");
+    }
+    runtime::shutdown(std::time::Duration::from_secs(5)).unwrap();
 }
 
 /// Threads of this process named by the library runtime.

@@ -7,6 +7,7 @@
 //! created by the parent refuse to work in the child (see [`check_pid`]). [`shutdown`] closes
 //! every client and stops the runtime, for bindings to call at interpreter or process exit.
 
+mod cleanups;
 pub(crate) mod clock;
 pub mod log;
 #[doc(hidden)]
@@ -34,6 +35,7 @@ pub const DEFAULT_WORKER_THREADS: usize = 1;
 struct Slot {
     pid: u32,
     runtime: Runtime,
+    cleanups: Arc<cleanups::Cleanups>,
 }
 
 static SLOT: Mutex<Option<Slot>> = Mutex::new(None);
@@ -133,7 +135,7 @@ pub fn handle() -> Handle {
     }
     let runtime = build();
     let handle = runtime.handle().clone();
-    *slot = Some(Slot { pid, runtime });
+    *slot = Some(Slot { pid, runtime, cleanups: Default::default() });
     handle
 }
 
@@ -181,14 +183,15 @@ where
 }
 
 /// Spawns background cleanup only if the runtime is running: a destructor that runs after
-/// [`shutdown`] must not start a new runtime (shutdown already closed every client).
+/// [`shutdown`] must not start a new runtime (shutdown already closed every client). A
+/// shutdown waits for the cleanups in flight, within its timeout.
 pub(crate) fn spawn_cleanup<F>(fut: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
     let slot = SLOT.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = slot.as_ref().filter(|s| s.pid == current_pid()) {
-        s.runtime.spawn(fut);
+        s.runtime.spawn(s.cleanups.track(fut));
     }
 }
 
@@ -301,6 +304,7 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
     if !runtime_started() {
         return Ok(());
     }
+    let cleanups = SLOT.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|s| s.cleanups.clone());
     let targets: Vec<_> = CLOSING.lock().unwrap_or_else(|p| p.into_inner()).drain(..).filter_map(|w| w.upgrade()).collect();
     // Cancel every client before revoking anything: revoking one client's lease frees its
     // locks, which would wake waiters of another client only to cut them off a moment later.
@@ -311,6 +315,11 @@ pub fn shutdown(timeout: Duration) -> Result<()> {
         let revokes: Vec<_> = targets.into_iter().map(|target| spawn(target.release())).collect();
         for r in revokes {
             let _ = r.await;
+        }
+        // Then the cleanups started before or during the close (a lease dropped just before
+        // exit): the runtime's shutdown would drop them.
+        if let Some(cleanups) = cleanups {
+            cleanups.idle().await;
         }
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
