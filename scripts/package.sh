@@ -12,7 +12,11 @@
 #                               PREFIX /usr/local)
 #   scripts/package.sh cli      dist/etcdlock-cli-V-<os>-<arch>.tar.gz: the `etcdlock` command
 #                               (stripped; needs only the C library) with its README
-#   scripts/package.sh all      all four
+#   scripts/package.sh java     dist/etcdlock-V.jar   (mvn package: the classes and
+#                               META-INF/native/linux-x86_64/libetcdlock_jni.so, stripped of its
+#                               debug line tables; its pom inside, no runtime dependency; needs
+#                               Maven and a JDK 17)
+#   scripts/package.sh all      all five
 # The binaries are built in the workspace's release profile (target/release, shared with
 # `cargo build --release` and the test suites), and stripped when they are packed.
 set -euo pipefail
@@ -99,11 +103,26 @@ package_cli() {
     ls -l "$dist/$name.tar.gz" >&2
 }
 
+package_java() {
+    local pv
+    # The project's own <version> (the first one in the pom, before any dependency's).
+    pv="$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$root/bindings-java/pom.xml" | head -1)"
+    [ "$pv" = "$version" ] || { log "bindings-java/pom.xml has version $pv, Cargo has $version"; exit 1; }
+    command -v mvn >/dev/null && command -v javac >/dev/null || { log "java needs Maven (mvn) and a JDK 17 (javac)"; exit 1; }
+    log "java jar (mvn package: cargo build --release -p etcdlock-java, the library in the jar; no tests)"
+    rm -f "$dist/etcdlock-$version.jar"
+    # -Dmaven.test.skip: neither compiles nor runs the tests, even with ETCDLOCK_ENDPOINTS set.
+    (cd "$root/bindings-java" && mvn -B -q -Dmaven.test.skip=true package)
+    cp "$root/bindings-java/target/etcdlock-$version.jar" "$dist/etcdlock-$version.jar"
+    ls -l "$dist/etcdlock-$version.jar" >&2
+}
+
 case "${1:-all}" in
     python) package_python ;;
     node) package_node ;;
     c) shift; package_c "$@" ;;
     cli) package_cli ;;
-    all) package_c; package_cli; package_node; package_python ;;
-    *) echo "usage: scripts/package.sh python|node|c [PREFIX]|cli|all" >&2; exit 2 ;;
+    java) package_java ;;
+    all) package_c; package_cli; package_node; package_python; package_java ;;
+    *) echo "usage: scripts/package.sh python|node|c [PREFIX]|cli|java|all" >&2; exit 2 ;;
 esac

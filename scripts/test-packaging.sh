@@ -13,11 +13,18 @@
 #   - the `etcdlock` command line's tarball, unpacked: stripped, no library beyond the C
 #     library's, `run` and `status` against the etcd;
 #   - the sdist, unpacked in an empty directory and built into a wheel by pip (cargo allowed
-#     here, protoc not), which then passes the same venv test.
+#     here, protoc not), which then passes the same venv test;
+#   - the jar (scripts/package.sh java) installed by `mvn install:install-file` into a scratch
+#     local Maven repository; a scratch Maven project that depends on it is compiled and run
+#     (acquire, release, acquire again) with no cargo or rustc on PATH and nothing but the jar
+#     on its class path (slf4j-api is optional: not there).
+# `bash scripts/test-packaging.sh java` builds and checks the jar only.
 # Prints "ok - ..." / "FAIL - ..." lines and exits non-zero if any check failed. Every command
 # that could hang runs under `timeout`. Takes ~4 minutes when target/release is current, most of
 # it the sdist's build (the crates it holds are compiled from its own copy).
 set -euo pipefail
+only="${1:-all}"
+case "$only" in all|java) ;; *) echo "usage: scripts/test-packaging.sh [java]" >&2; exit 2 ;; esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 [ -x .tools/bin/etcd ] || bash scripts/install-deps.sh
@@ -79,23 +86,183 @@ calls_clean() { # calls_clean NAME: nothing called a stub since the last check
 echo "== Packaging: build every artifact once (scripts/package.sh, with cargo but no protoc)"
 dist="$tmp/dist"
 t0=$SECONDS
+builds="node cli python java"
+[ "$only" = all ] || builds="$only"
 if env -u PROTOC PATH="$stubs/protoc-only:$PATH" DIST_DIR="$dist" \
-        timeout 3600 bash -c 'bash scripts/package.sh node && bash scripts/package.sh cli && bash scripts/package.sh python'; then
-    ok "scripts/package.sh node + cli + python ($((SECONDS - t0)) s)"
+        timeout 3600 bash -c 'for b in "$@"; do bash scripts/package.sh "$b" || exit 1; done' - $builds; then
+    ok "scripts/package.sh ${builds// / + } ($((SECONDS - t0)) s)"
 else
-    fail "scripts/package.sh node + cli + python"
+    fail "scripts/package.sh ${builds// / + }"
 fi
 calls_clean "the package builds did not call protoc"
-wheel="$(ls "$dist"/etcdlock-"$version"-*.whl 2>/dev/null | head -1)"
+wheel="$(ls "$dist"/etcdlock-"$version"-*.whl 2>/dev/null | head -1 || true)"
 sdist="$dist/etcdlock-$version.tar.gz"
 tgz="$dist/etcdlock-$version.tgz"
-[ -f "$wheel" ] || fail "no wheel in $dist"
-[ -f "$sdist" ] || fail "no sdist in $dist"
-[ -f "$tgz" ] || fail "no npm tarball in $dist"
+jar="$dist/etcdlock-$version.jar"
+if [ "$only" = all ]; then
+    [ -f "$wheel" ] || fail "no wheel in $dist"
+    [ -f "$sdist" ] || fail "no sdist in $dist"
+    [ -f "$tgz" ] || fail "no npm tarball in $dist"
+fi
+[ -f "$jar" ] || fail "no jar in $dist"
 
 endpoint="$("$PY" tests/etcd_harness.py start --members 1 --state "$tmp/etcd.json" | tail -1)"
 export ETCDLOCK_ENDPOINTS="$endpoint"
 echo "== Packaging: etcd at $endpoint"
+
+# -------------------------------------------------------------------------------------- Java ---
+if [ -f "$jar" ]; then
+    echo "== Packaging: Java jar $(basename "$jar")"
+    t0=$SECONDS
+    size_ok "jar" "$jar"
+    unzip -l "$jar" >"$tmp/jar.list"
+    check "jar holds META-INF/native/linux-x86_64/libetcdlock_jni.so, the classes and its pom; no test classes" bash -c "
+        grep -q ' META-INF/native/linux-x86_64/libetcdlock_jni.so\$' '$tmp/jar.list' && grep -q ' io/etcdlock/EtcdLockClient.class\$' '$tmp/jar.list' \
+        && grep -q ' META-INF/maven/io.etcdlock/etcdlock/pom.xml\$' '$tmp/jar.list' && ! grep -Eq 'Test\.class\$|/examples/|io/etcdlock/Etcd\.class\$' '$tmp/jar.list'"
+    # Maven and java from their own directories plus /usr/bin:/bin, the stubs first: no cargo or
+    # rustc to be found there (checked), and a call to a stub would be logged.
+    jdirs=""
+    for d in "$(dirname "$(command -v java)")" "$(dirname "$(command -v mvn)")" /usr/bin /bin; do
+        case ":$jdirs:" in *":$d:"*) ;; *) jdirs="${jdirs:+$jdirs:}$d" ;; esac
+    done
+    check "no cargo, rustc or rustup on the Java part's PATH ($jdirs)" \
+        env PATH="$jdirs" /bin/sh -c '! command -v cargo && ! command -v rustc && ! command -v rustup'
+    # A scratch local repository receives the install. The plugins come from the user's local
+    # repository (~/.m2, filled when bindings-java was built), read as a file:// repository, so
+    # that no network is needed; Maven Central stays the fallback for anything not there.
+    m2="$tmp/m2-repo"
+    home_m2="${MAVEN_HOME_REPO:-$HOME/.m2/repository}"
+    home_profile=""
+    if [ -d "$home_m2" ]; then
+        home_repo="<id>home-m2</id><url>file://$home_m2</url><snapshots><enabled>false</enabled></snapshots>"
+        home_profile="<profiles><profile><id>home-m2</id>
+  <repositories><repository>$home_repo</repository></repositories>
+  <pluginRepositories><pluginRepository>$home_repo</pluginRepository></pluginRepositories>
+</profile></profiles><activeProfiles><activeProfile>home-m2</activeProfile></activeProfiles>"
+    fi
+    printf '<settings><localRepository>%s</localRepository>%s</settings>\n' "$m2" "$home_profile" >"$tmp/m2-settings.xml"
+    mvn_scratch() {
+        env -u CARGO -u RUSTC -u PROTOC -u ETCDLOCK_ENDPOINTS PATH="$stubs:$jdirs" \
+            timeout 300 mvn -B -q -s "$tmp/m2-settings.xml" "$@"
+    }
+    rm -f "$tmp/calls.log"
+    check "mvn install:install-file the jar into a scratch local repository (its pom from inside the jar)" \
+        in_dir "$tmp" mvn_scratch org.apache.maven.plugins:maven-install-plugin:3.1.1:install-file -Dfile="$jar"
+    installed="$m2/io/etcdlock/etcdlock/$version/etcdlock-$version"
+    check "installed as io.etcdlock:etcdlock:$version (the same jar, and a pom)" bash -c "cmp '$jar' '$installed.jar' && [ -s '$installed.pom' ]"
+    # The pom's dependencies: test scope (JUnit, jetcd) or optional (slf4j-api) only.
+    if "$PY" - "$installed.pom" >"$tmp/pomdeps.out" 2>&1 <<'EOF'
+import sys, xml.etree.ElementTree as ET
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+needed = []
+for d in ET.parse(sys.argv[1]).getroot().findall("m:dependencies/m:dependency", ns):
+    ga = f"{d.findtext('m:groupId', '', ns)}:{d.findtext('m:artifactId', '', ns)}"
+    scope = (d.findtext("m:scope", "", ns) or "compile").strip()
+    optional = (d.findtext("m:optional", "", ns) or "false").strip() == "true"
+    print(f"pom dependency {ga} ({scope}{', optional' if optional else ''})")
+    if scope in ("compile", "runtime") and not optional:
+        needed.append(ga)
+sys.exit(f"runtime dependencies: {needed}" if needed else 0)
+EOF
+    then
+        sed 's/^/   /' "$tmp/pomdeps.out"; ok "the jar's pom needs no runtime dependency"
+    else
+        cat "$tmp/pomdeps.out"; fail "the jar's pom has runtime dependencies"
+    fi
+    # The consumer: a scratch Maven project that depends on io.etcdlock:etcdlock, built and run
+    # (exec:exec forks a java with the runtime class path Maven resolved) with the same settings.
+    # Its plugin versions are those bindings-java builds with (in ~/.m2 once that was built).
+    jproj="$tmp/java-project"
+    mkdir -p "$jproj/src/main/java/example"
+    cat >"$jproj/pom.xml" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>etcdlock-consumer</artifactId>
+  <version>1</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency><groupId>io.etcdlock</groupId><artifactId>etcdlock</artifactId><version>$version</version></dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.12.1</version></plugin>
+      <plugin><groupId>org.codehaus.mojo</groupId><artifactId>exec-maven-plugin</artifactId><version>3.1.1</version>
+        <configuration><executable>java</executable>
+          <arguments><argument>-classpath</argument><classpath/><argument>example.Main</argument><argument>$endpoint</argument></arguments>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+EOF
+    cat >"$jproj/src/main/java/example/Main.java" <<'EOF'
+package example;
+
+import io.etcdlock.ClientOptions;
+import io.etcdlock.DistributedLock;
+import io.etcdlock.EtcdLockClient;
+import io.etcdlock.LockGuard;
+import io.etcdlock.LockOptions;
+import java.io.File;
+import java.time.Duration;
+
+public class Main {
+    public static void main(String[] args) throws Exception {
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            System.out.println("classpath " + entry);
+        }
+        try {
+            Class.forName("org.slf4j.LoggerFactory");
+            System.out.println("slf4j present");
+        } catch (ClassNotFoundException e) {
+            System.out.println("slf4j absent");
+        }
+        try (EtcdLockClient client = EtcdLockClient.connect(ClientOptions.builder()
+                .endpoints(args[0]).timeout(Duration.ofSeconds(5)).build())) {
+            DistributedLock lock = client.lock("packaging/java-" + ProcessHandle.current().pid(),
+                    LockOptions.ttl(Duration.ofSeconds(10)));
+            long token;
+            try (LockGuard held = lock.acquire(Duration.ofSeconds(5))) {
+                token = held.fencingToken();
+                System.out.println("held " + held.key() + " token " + token);
+            }
+            // Released: free again at once, with a greater token.
+            try (LockGuard again = lock.tryAcquire().orElseThrow()) {
+                System.out.println("again " + (again.fencingToken() > token ? "with a greater token" : "with token " + again.fencingToken()));
+            }
+        }
+        System.out.println("done");
+    }
+}
+EOF
+    jrc=0
+    in_dir "$jproj" mvn_scratch compile org.codehaus.mojo:exec-maven-plugin:3.1.1:exec >"$tmp/java.out" 2>&1 || jrc=$?
+    # (Maven 3.8's -q still writes colour resets around the output: dropped, with blank lines.)
+    sed -i -e 's/\x1b\[[0-9;]*m//g' -e '/^$/d' "$tmp/java.out"
+    if [ "$jrc" = 0 ] \
+        && grep -Fxq "classpath $jproj/target/classes" "$tmp/java.out" && grep -Fxq "classpath $installed.jar" "$tmp/java.out" \
+        && [ "$(grep -c '^classpath ' "$tmp/java.out")" = 2 ] && grep -qx "slf4j absent" "$tmp/java.out" \
+        && grep -Eqx "held packaging/java-[0-9]+/[0-9a-f]+ token [0-9]+" "$tmp/java.out" \
+        && grep -qx "again with a greater token" "$tmp/java.out" && [ "$(tail -1 "$tmp/java.out")" = done ] \
+        && ! grep -Eq "Exception|ERROR|WARN" "$tmp/java.out"; then
+        sed 's/^/   /' "$tmp/java.out"
+        ok "java: a Maven project depending on the installed jar acquires and releases (class path: its classes and the jar, no slf4j)"
+    else
+        cat "$tmp/java.out"; fail "java: the scratch Maven project against the installed jar"
+    fi
+    calls_clean "java: nothing called cargo, rustc or protoc"
+    echo "== Packaging: Java part in $((SECONDS - t0)) s"
+fi
+if [ "$only" = java ]; then
+    echo "== Packaging: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit
+fi
 
 # ------------------------------------------------------------------------------------ Python ---
 py_blocks="$tmp/py-examples"
