@@ -133,6 +133,7 @@ class JetcdInteropTest {
             await(jetcd.getLockClient().unlock(jheld.getKey()), "unlock");
             try (LockGuard held = ours.get(CALL_TIMEOUT_S, TimeUnit.SECONDS)) {
                 assertEquals(List.of(held.key()), new ArrayList<>(queue(name).keySet()));
+                assertEquals(jetcdKey(name, held.leaseId()), held.key(), "our key is not <name>/<lease hex> as jetcd's is");
                 assertEquals(createRevision(held.key()), held.fencingToken(), "the fencing token is not the key's create revision");
                 assertTrue(held.fencingToken() > jrev, "token " + held.fencingToken() + " not above jetcd's " + jrev);
                 // jetcd now waits behind ours in turn.
