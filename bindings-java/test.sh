@@ -19,6 +19,7 @@ state="$tmp/etcd.json"
 cleanup() {
     python3 tests/etcd_harness.py stop --state "$state" >/dev/null 2>&1 || true
     python3 tests/etcd_harness.py stop --state "$tmp/mtls.json" >/dev/null 2>&1 || true
+    python3 tests/etcd_harness.py stop --state "$tmp/other.json" >/dev/null 2>&1 || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -32,37 +33,52 @@ export ETCDLOCK_CERT_DIR="$tmp/certs"
 ETCDLOCK_MTLS_ENDPOINT="$(python3 tests/etcd_harness.py start --tls "$ETCDLOCK_CERT_DIR" --client-cert-auth --state "$tmp/mtls.json" | tail -1)"
 export ETCDLOCK_MTLS_ENDPOINT
 echo "== Java: mTLS etcd at $ETCDLOCK_MTLS_ENDPOINT"
+# For TlsPemTest (TLS-NAME-001): a member whose certificate, signed by the same CA, names only
+# DNS:other.invalid (neither 127.0.0.1 nor localhost). The harness keeps the certificates it
+# finds, so a copy of the directory with that server certificate is made first.
+other="$tmp/other-certs"
+cp -r "$ETCDLOCK_CERT_DIR" "$other"
+(cd "$other" && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=other host" \
+    -keyout server.key -out server.csr 2>/dev/null \
+    && printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:other.invalid\n' >server.ext \
+    && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.pem 2>/dev/null)
+ETCDLOCK_OTHERNAME_ENDPOINT="$(python3 tests/etcd_harness.py start --tls "$other" --state "$tmp/other.json" | tail -1)"
+export ETCDLOCK_OTHERNAME_ENDPOINT
+echo "== Java: etcd with a certificate for other.invalid at $ETCDLOCK_OTHERNAME_ENDPOINT"
 
 cd "$here"
+# ETCDLOCK_JAVA_TARGET: another build directory than target/ (two runs at once in one checkout
+# must not share one: each would count, or delete, the other's reports).
+out="${ETCDLOCK_JAVA_TARGET:-target}"
 # Stale reports from an earlier run must not be counted.
-rm -rf target/surefire-reports
+rm -rf "$out/surefire-reports"
 rc=0
-mvn -B -q verify 2>&1 | tee "$tmp/mvn.out" || rc=$?
+mvn -B -q verify -Detcdlock.build.directory="$(realpath -m "$out")" 2>&1 | tee "$tmp/mvn.out" || rc=$?
 # -Xcheck:jni reports misuse as warnings the tests themselves cannot see. The forked JVM writes
-# them to its native stdout, which Surefire files under target/surefire-reports/*.dumpstream.
-if grep -rE "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED|ERROR)" "$tmp/mvn.out" target/surefire-reports | head -20 | grep .; then
+# them to its native stdout, which Surefire files under $out/surefire-reports/*.dumpstream.
+if grep -rE "WARNING in native method|FATAL ERROR in native method|JNI (DETECTED|ERROR)" "$tmp/mvn.out" "$out/surefire-reports" | head -20 | grep .; then
     echo "FAIL - -Xcheck:jni reported the lines above"
     rc=1
 fi
 # The jar alone (no cargo, no target/classes): the loader extracts the library from inside it.
-jar="target/etcdlock-0.1.0.jar"
+jar="$out/etcdlock-0.1.0.jar"
 # (The listing goes through a file: `grep -q` ending a pipe early would fail it under pipefail.)
 if [ -f "$jar" ] && unzip -l "$jar" >"$tmp/jar.list" && grep -q "META-INF/native/linux-x86_64/libetcdlock_jni.so" "$tmp/jar.list" \
-    && env PATH=/usr/bin:/bin java -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/jar.out" 2>&1 \
-    && tail -1 "$tmp/jar.out" | grep -qx done; then
-    echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH"
+    && env PATH=/usr/bin:/bin java -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/jar.out" 2>&1 \
+    && tail -1 "$tmp/jar.out" | grep -qx done && ! grep -q SLF4J "$tmp/jar.out"; then
+    echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH (and no slf4j-api: silent)"
 else
     cat "$tmp/jar.out" 2>/dev/null || true
     echo "FAIL - the jar does not run examples/Example on its own"
     rc=1
 fi
 # -Detcdlock.native.path= loads the given file instead of the jar's copy.
-if java -Detcdlock.native.path=/nonexistent/libetcdlock_jni.so -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/override.out" 2>&1; then
+if java -Detcdlock.native.path=/nonexistent/libetcdlock_jni.so -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/override.out" 2>&1; then
     echo "FAIL - -Detcdlock.native.path pointing nowhere was ignored"
     rc=1
 elif grep -q "/nonexistent/libetcdlock_jni.so" "$tmp/override.out" \
-    && java -Detcdlock.native.path="$here/target/classes/META-INF/native/linux-x86_64/libetcdlock_jni.so" \
-        -cp "$jar:target/test-classes" io.etcdlock.examples.Example "$endpoints" 2>&1 | tail -1 | grep -qx done; then
+    && java -Detcdlock.native.path="$(realpath "$out")/classes/META-INF/native/linux-x86_64/libetcdlock_jni.so" \
+        -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" 2>&1 | tail -1 | grep -qx done; then
     echo "ok - -Detcdlock.native.path overrides the jar's library"
 else
     cat "$tmp/override.out"
@@ -70,14 +86,16 @@ else
     rc=1
 fi
 # Every public class and member documented (doclint, warnings as errors).
-if javadoc -quiet -Xdoclint:all -Werror -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
+# (slf4j-api, the one compile dependency, from Maven's repository.)
+mvn -B -q -o -Detcdlock.build.directory="$(realpath -m "$out")" dependency:build-classpath -Dmdep.includeScope=compile -Dmdep.outputFile="$tmp/cp.txt" >/dev/null 2>&1 || true
+if javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt" 2>/dev/null)" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
     echo "ok - javadoc -Xdoclint:all finds nothing missing or malformed"
 else
     cat "$tmp/javadoc.out"
     echo "FAIL - javadoc -Xdoclint:all"
     rc=1
 fi
-python3 - "$here/target/surefire-reports" <<'PY' || rc=1
+python3 - "$out/surefire-reports" <<'PY' || rc=1
 import glob, sys, xml.etree.ElementTree as ET
 t = f = e = s = 0
 for path in glob.glob(sys.argv[1] + "/TEST-*.xml"):

@@ -64,14 +64,22 @@ fn throw(env: &mut JNIEnv, f: Failure) {
     let made = (|| -> jni::errors::Result<()> {
         let kind = env.new_string(e.kind().code())?;
         let message = env.new_string(e.message())?;
-        let ex = env
-            .call_static_method(
+        // A compacted watch carries the revision its history now starts at.
+        let ex = match e.compact_revision() {
+            Some(rev) => env.call_static_method(
+                "io/etcdlock/Errors",
+                "compacted",
+                "(Ljava/lang/String;J)Ljava/lang/RuntimeException;",
+                &[JValue::Object(&message), JValue::Long(rev)],
+            )?,
+            None => env.call_static_method(
                 "io/etcdlock/Errors",
                 "of",
                 "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/RuntimeException;",
                 &[JValue::Object(&kind), JValue::Object(&message)],
-            )?
-            .l()?;
+            )?,
+        }
+        .l()?;
         env.throw(JThrowable::from(ex))
     })();
     if made.is_err() && !env.exception_check().unwrap_or(true) {

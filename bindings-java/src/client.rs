@@ -12,13 +12,15 @@ pub(crate) struct ClientHandle {
     pub(crate) client: Client,
 }
 
-/// The TLS and credential arguments of clientConnect, as Java strings (each nullable).
+/// The TLS and credential arguments of clientConnect, as Java strings (each nullable): each
+/// PEM as a file path or as PEM text (the Java builder sets one of the two), and the name to
+/// check in the members' certificates.
 struct Credentials<'a> {
     user: JString<'a>,
     password: JString<'a>,
-    ca: JString<'a>,
-    cert: JString<'a>,
-    key: JString<'a>,
+    files: [JString<'a>; 3],
+    pems: [JString<'a>; 3],
+    server_name: JString<'a>,
 }
 
 fn options(env: &mut JNIEnv, connect_ms: i64, request_ms: i64, c: Credentials) -> JResult<ClientOptions> {
@@ -35,13 +37,18 @@ fn options(env: &mut JNIEnv, connect_ms: i64, request_ms: i64, c: Credentials) -
         (Some(u), Some(p)) => o.user = Some((u, p)),
         _ => return Err(invalid("user and password must be given together")),
     }
-    let file = |s: Option<String>| s.map(|p| Pem::File(p.into()));
-    let tls = TlsOptions {
-        ca: file(boundary::opt_string(env, &c.ca)?),
-        cert: file(boundary::opt_string(env, &c.cert)?),
-        key: file(boundary::opt_string(env, &c.key)?),
-        server_name: None,
-    };
+    let mut pems = [None, None, None];
+    for (i, slot) in pems.iter_mut().enumerate() {
+        // The core reads and checks them (a bad PEM is InvalidArgument naming the option,
+        // never showing its text).
+        *slot = match (boundary::opt_string(env, &c.files[i])?, boundary::opt_string(env, &c.pems[i])?) {
+            (Some(path), _) => Some(Pem::File(path.into())),
+            (None, Some(text)) => Some(Pem::Bytes(text.into_bytes())),
+            (None, None) => None,
+        };
+    }
+    let [ca, cert, key] = pems;
+    let tls = TlsOptions { ca, cert, key, server_name: boundary::opt_string(env, &c.server_name)? };
     if tls != TlsOptions::default() {
         o.tls = Some(tls);
     }
@@ -61,6 +68,10 @@ pub extern "system" fn Java_io_etcdlock_Native_clientConnect<'l>(
     ca: JString<'l>,
     cert: JString<'l>,
     key: JString<'l>,
+    ca_pem: JString<'l>,
+    cert_pem: JString<'l>,
+    key_pem: JString<'l>,
+    server_name: JString<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
         let n = env.get_array_length(&endpoints)?;
@@ -70,7 +81,7 @@ pub extern "system" fn Java_io_etcdlock_Native_clientConnect<'l>(
             eps.push(boundary::string(env, &s, "endpoint")?);
             env.delete_local_ref(s)?;
         }
-        let opts = options(env, connect_ms, request_ms, Credentials { user, password, ca, cert, key })?;
+        let opts = options(env, connect_ms, request_ms, Credentials { user, password, files: [ca, cert, key], pems: [ca_pem, cert_pem, key_pem], server_name })?;
         let client = boundary::block(async move { Client::connect(eps, opts).await })?;
         Ok(boundary::into_handle(ClientHandle { client }))
     })

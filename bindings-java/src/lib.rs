@@ -10,9 +10,12 @@
 mod boundary;
 mod callback;
 mod client;
+mod inspect;
 mod kv;
 mod lease;
 mod lock;
+mod log;
+mod watch;
 
 use jni::sys::{jint, JNI_VERSION_1_8};
 use std::os::raw::c_void;

@@ -25,6 +25,10 @@ public final class ClientOptions {
     final Path caFile;
     final Path certFile;
     final Path keyFile;
+    final String caPem;
+    final String certPem;
+    final String keyPem;
+    final String serverName;
 
     private ClientOptions(Builder b) {
         this.endpoints = b.endpoints.toArray(new String[0]);
@@ -35,6 +39,10 @@ public final class ClientOptions {
         this.caFile = b.caFile;
         this.certFile = b.certFile;
         this.keyFile = b.keyFile;
+        this.caPem = b.caPem;
+        this.certPem = b.certPem;
+        this.keyPem = b.keyPem;
+        this.serverName = b.serverName;
     }
 
     /** @return a builder with the defaults: 5 s timeouts, no credentials, no TLS */
@@ -42,10 +50,18 @@ public final class ClientOptions {
         return new Builder();
     }
 
-    /** The password never appears here. */
+    /** The password and PEM text never appear here (PEM files by path do). */
     @Override
     public String toString() {
-        return "ClientOptions" + List.of(endpoints) + (user != null ? " user=" + user : "");
+        String tls = "";
+        if (caFile != null || certFile != null) {
+            tls = " tls=files(ca=" + caFile + ", cert=" + certFile + ")";
+        } else if (caPem != null || certPem != null) {
+            tls = " tls=pem(ca " + (caPem != null ? "given" : "system roots") + ", client certificate "
+                    + (certPem != null ? "given" : "none") + ")";
+        }
+        return "ClientOptions" + List.of(endpoints) + (user != null ? " user=" + user : "") + tls
+                + (serverName != null ? " serverName=" + serverName : "");
     }
 
     /** Builds {@link ClientOptions}. Not thread-safe. */
@@ -58,6 +74,10 @@ public final class ClientOptions {
         private Path caFile;
         private Path certFile;
         private Path keyFile;
+        private String caPem;
+        private String certPem;
+        private String keyPem;
+        private String serverName;
 
         private Builder() {}
 
@@ -139,6 +159,48 @@ public final class ClientOptions {
             this.caFile = ca;
             this.certFile = cert;
             this.keyFile = key;
+            this.caPem = this.certPem = this.keyPem = null; // replaces an earlier tlsPem
+            return this;
+        }
+
+        /**
+         * TLS for {@code https://} endpoints, from PEM text held in memory (from a secret store,
+         * say) instead of files. Replaces an earlier {@link #tls(Path, Path, Path)}. The text is
+         * checked when connecting ({@link IllegalArgumentException} naming the option, never
+         * showing the text) and appears in no message and no {@code toString()}.
+         *
+         * @param ca PEM text of the CA certificates that sign the members' certificates (one or
+         *     more concatenated), or null for the system's roots
+         * @param cert PEM text of this client's certificate chain, for members that require one
+         *     (mTLS), or null
+         * @param key PEM text of the private key of {@code cert}, or null (given with {@code cert})
+         * @return this builder
+         */
+        public Builder tlsPem(String ca, String cert, String key) {
+            if ((cert == null) != (key == null)) {
+                throw new IllegalArgumentException("a client certificate and its key are given together");
+            }
+            this.caPem = ca;
+            this.certPem = cert;
+            this.keyPem = key;
+            this.caFile = this.certFile = this.keyFile = null; // replaces an earlier tls
+            return this;
+        }
+
+        /**
+         * The name to check in the members' certificates instead of each endpoint's host: for
+         * endpoints given by IP address whose certificates name a DNS name. Sent as SNI when it
+         * is a DNS name. Turns TLS on (with the system's roots unless a CA is given).
+         *
+         * @param serverName a DNS name or an IP address
+         * @return this builder
+         */
+        public Builder serverName(String serverName) {
+            Objects.requireNonNull(serverName, "serverName");
+            if (serverName.isEmpty()) {
+                throw new IllegalArgumentException("serverName must not be empty");
+            }
+            this.serverName = serverName;
             return this;
         }
 

@@ -28,13 +28,20 @@ final class Errors {
         }
     }
 
+    /** A COMPACTED error with the revision etcd's history starts at (called by the native layer). */
+    static RuntimeException compacted(String message, long compactRevision) {
+        return new CompactedException(message, compactRevision);
+    }
+
     /**
      * The same failure as {@code e}, made on the calling thread, so that its stack trace shows
      * the caller's frames (an acquire's outcome is made on a runtime thread); {@code e} is its cause.
      */
     static RuntimeException again(Throwable e) {
         RuntimeException fresh;
-        if (e instanceof EtcdLockException) {
+        if (e instanceof CompactedException) {
+            fresh = compacted(e.getMessage(), ((CompactedException) e).compactRevision());
+        } else if (e instanceof EtcdLockException) {
             fresh = of(((EtcdLockException) e).kind(), e.getMessage());
         } else if (e instanceof IllegalArgumentException) {
             fresh = new IllegalArgumentException(e.getMessage());

@@ -37,13 +37,15 @@ public final class EtcdLockClient implements AutoCloseable {
      * @return the client
      * @throws UnavailableException if no member answered in time (or TLS failed)
      * @throws AuthException if the credentials were refused
-     * @throws IllegalArgumentException for a malformed endpoint or unreadable PEM file
+     * @throws IllegalArgumentException for a malformed endpoint, an unreadable PEM file or malformed PEM
      */
     public static EtcdLockClient connect(ClientOptions options) {
         Objects.requireNonNull(options, "options");
         Native.init();
+        Logging.refresh();
         long p = Native.clientConnect(options.endpoints, millis(options.connectTimeout), millis(options.requestTimeout),
-                options.user, options.password, path(options.caFile), path(options.certFile), path(options.keyFile));
+                options.user, options.password, path(options.caFile), path(options.certFile), path(options.keyFile),
+                options.caPem, options.certPem, options.keyPem, options.serverName);
         return new EtcdLockClient(new NativeHandle(p, Native::clientFree, "client"));
     }
 
@@ -63,6 +65,7 @@ public final class EtcdLockClient implements AutoCloseable {
             throw new IllegalArgumentException("a lock name must be non-empty, not end in '/' and hold no NUL: " + quote(name));
         }
         checkOpen();
+        Logging.refresh();
         return new DistributedLock(this, name, options);
     }
 
@@ -74,6 +77,7 @@ public final class EtcdLockClient implements AutoCloseable {
      */
     public Lease lease(Duration ttl) {
         long s = LockOptions.ttl(ttl).ttlSeconds();
+        Logging.refresh();
         return new Lease(new NativeHandle(handle.with(c -> Native.leaseGrant(c, s)), Native::leaseFree, "lease"));
     }
 
@@ -136,6 +140,83 @@ public final class EtcdLockClient implements AutoCloseable {
      */
     public String metricsText() {
         return handle.with(Native::clientMetricsText);
+    }
+
+    /**
+     * The client's metrics since it connected, as a record (the same numbers as
+     * {@link #metricsText()}). Reads memory, sends nothing; works on a closed client too.
+     *
+     * @return the metrics now
+     */
+    public Metrics metrics() {
+        MetricsCollector collector = new MetricsCollector();
+        handle.run(c -> Native.clientMetrics(c, collector));
+        return collector.build();
+    }
+
+    /**
+     * Reads the queue of lock {@code name} as etcd has it now, whoever holds or waits (other
+     * processes, other bindings, {@code etcdctl lock} too): one read at one revision, then one
+     * lease TTL read per lease. Changes nothing.
+     *
+     * @param name the lock's name, as given to {@link #lock}
+     * @return the holder and the waiters in queue order
+     * @throws IllegalArgumentException for a bad name (nothing sent)
+     */
+    public LockState inspect(String name) {
+        Objects.requireNonNull(name, "name");
+        return handle.with(c -> Native.inspect(c, name));
+    }
+
+    /**
+     * Watches one key: every change after this returns (etcd has confirmed the watch by then).
+     *
+     * @param key a non-empty key
+     * @return the watch; close it
+     */
+    public Watch watch(String key) {
+        return watch(key, WatchOptions.defaults());
+    }
+
+    /**
+     * Watches one key from a start revision (history replayed from there) or with previous values.
+     *
+     * @param key a non-empty key
+     * @param options the start revision, previous values
+     * @return the watch; close it
+     * @throws CompactedException if the start revision was compacted (or from the watch's first read)
+     */
+    public Watch watch(String key, WatchOptions options) {
+        return openWatch(key(key), false, options, key);
+    }
+
+    /**
+     * Watches every key that starts with {@code prefix} ({@code ""}: every key).
+     *
+     * @param prefix the prefix
+     * @return the watch; close it
+     */
+    public Watch watchPrefix(String prefix) {
+        return watchPrefix(prefix, WatchOptions.defaults());
+    }
+
+    /**
+     * Watches every key that starts with {@code prefix}, from a start revision or with previous values.
+     *
+     * @param prefix the prefix ({@code ""}: every key)
+     * @param options the start revision, previous values
+     * @return the watch; close it
+     * @throws CompactedException if the start revision was compacted (or from the watch's first read)
+     */
+    public Watch watchPrefix(String prefix, WatchOptions options) {
+        Objects.requireNonNull(prefix, "prefix");
+        return openWatch(prefix.getBytes(StandardCharsets.UTF_8), true, options, "prefix " + prefix);
+    }
+
+    private Watch openWatch(byte[] key, boolean prefix, WatchOptions options, String description) {
+        Objects.requireNonNull(options, "options");
+        long w = handle.with(c -> Native.watchOpen(c, key, prefix, options.startRevision, options.prevKv));
+        return new Watch(new NativeHandle(w, Native::watchFree, "watch"), description);
     }
 
     /** @return whether {@link #close()} was called */

@@ -14,8 +14,9 @@ final class Native {
     /** Makes sure the library is loaded (and its exit hook installed). */
     static void init() {}
 
+    /** Each PEM as a file path or as PEM text (at most one of the two set); all nullable. */
     static native long clientConnect(String[] endpoints, long connectMs, long requestMs, String user, String password,
-            String caFile, String certFile, String keyFile);
+            String caFile, String certFile, String keyFile, String caPem, String certPem, String keyPem, String serverName);
 
     static native void clientClose(long client);
 
@@ -25,7 +26,28 @@ final class Native {
 
     static native String clientMetricsText(long client);
 
+    /** Feeds the metrics to {@code sink}, one call per value. */
+    static native void clientMetrics(long client, MetricsCollector sink);
+
+    static native LockState inspect(long client, String name);
+
     static native void shutdown(long timeoutMs);
+
+    /** Blocks until etcd confirmed the watch; {@code startRevision} 0 = from now. */
+    static native long watchOpen(long client, byte[] key, boolean prefix, long startRevision, boolean prevKv);
+
+    /** The next events; empty when the timeout (-1: none) passed; null once ended. */
+    static native WatchEvent[] watchNext(long watch, long timeoutMs);
+
+    static native void watchClose(long watch);
+
+    static native void watchFree(long watch);
+
+    /** The core's records at {@code level} (1 = error ... 5 = trace) and above; 0: none. */
+    static native void logLevel(int level);
+
+    /** Waits up to {@code timeoutMs} and hands each queued record to {@link Logging#deliver}. */
+    static native int logDrain(long timeoutMs);
 
     static native long put(long client, byte[] key, byte[] value, long lease);
 

@@ -1,0 +1,117 @@
+package io.etcdlock;
+
+import java.util.concurrent.Flow;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A {@link Watch}'s one subscription: a loop on a callback thread that reads an event only when
+ * the subscriber has asked for one, so that all signals come from this one thread, in order.
+ */
+final class WatchSubscription implements Flow.Subscription, Runnable {
+    /** What a refused second subscriber is given. */
+    static final Flow.Subscription NONE = new Flow.Subscription() {
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+    };
+
+    private final Watch watch;
+    private final Flow.Subscriber<? super WatchEvent> subscriber;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /** Guarded by lock. */
+    private long demand;
+    /** Guarded by lock: a request(n <= 0), reported by the loop (rule 3.9). */
+    private long badRequest;
+    private volatile boolean cancelled;
+
+    WatchSubscription(Watch watch, Flow.Subscriber<? super WatchEvent> subscriber) {
+        this.watch = watch;
+        this.subscriber = subscriber;
+    }
+
+    @Override
+    public void request(long n) {
+        lock.lock();
+        try {
+            if (n <= 0) {
+                badRequest = badRequest == 0 ? (n == 0 ? -1 : n) : badRequest;
+            } else {
+                demand = demand + n < 0 ? Long.MAX_VALUE : demand + n; // saturates: unbounded
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void cancel() {
+        cancelled = true;
+        watch.close(); // wakes the loop if it is reading
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            subscriber.onSubscribe(this);
+            while (awaitDemand()) {
+                WatchEvent e;
+                try {
+                    e = watch.take();
+                } catch (RuntimeException failure) {
+                    if (!cancelled) {
+                        subscriber.onError(failure);
+                    }
+                    return;
+                }
+                if (e == null) {
+                    if (!cancelled) {
+                        subscriber.onComplete();
+                    }
+                    return;
+                }
+                subscriber.onNext(e);
+            }
+        } catch (Throwable subscriberFailed) {
+            // A subscriber that throws is taken as cancelled (rule 2.13).
+            cancelled = true;
+            watch.close();
+        }
+    }
+
+    /** Waits until one more event is wanted (true, counted) or the subscription is over. */
+    private boolean awaitDemand() {
+        lock.lock();
+        try {
+            while (!cancelled && demand == 0 && badRequest == 0) {
+                changed.awaitUninterruptibly();
+            }
+            if (cancelled) {
+                return false;
+            }
+            if (badRequest != 0) {
+                long n = badRequest == -1 ? 0 : badRequest;
+                cancelled = true;
+                watch.close();
+                subscriber.onError(new IllegalArgumentException("request(n) needs n > 0, got " + n));
+                return false;
+            }
+            if (demand != Long.MAX_VALUE) {
+                demand--;
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+}
