@@ -4,15 +4,15 @@ language (the Rust one also runs the raw-RPC baseline), and windows of every wor
 between them, so that the machine's drift hits what is compared alike. Each row's ratios are the
 median over rounds of ratios within a round (windows seconds apart), not ratios of medians.
 
-    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go] [--no-build]
+    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go,java,jetcd] [--no-build]
 
 "go" is etcd's own Go client and its concurrency.Mutex (bench/go), the reference client most
 teams would otherwise use: every lock row gets its ratio to it (x Go). Every row also gets the
 bench process's CPU time over the window per cycle (getrusage), and its ratio to Go's.
 
 "java" is the Java binding (bindings-java's jar) and "jetcd" jetcd's own Lock and Lease clients,
-both from bench/java (a Maven project; with "jetcd" among --langs every row also gets its ratio
-to jetcd, x jetcd). They are not in the default --langs: a JVM and Maven add to the CI's smoke.
+both from bench/java (a Maven project built here, on the binding's jar, which is built with Maven
+when missing); with "jetcd" among --langs every row also gets its ratio to jetcd (x jetcd).
 """
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def build(langs):
         run(["npm", "run", "--silent", "build"], cwd=os.path.join(REPO, "bindings-node"))
     if "java" in langs or "jetcd" in langs:
         jar = workers.java_jar()  # JDK and Maven when missing, the jar when missing (mvn package)
-        run(["mvn", "-q", "-B", "compile", "dependency:build-classpath", f"-Dmdep.outputFile={JAVA_CLASSPATH}",
-             f"-Detcdlock.jar={jar}"], cwd=JAVA_DIR)
+        workers.mvn(["compile", "dependency:build-classpath", f"-Dmdep.outputFile={JAVA_CLASSPATH}", f"-Detcdlock.jar={jar}"],
+                    cwd=JAVA_DIR)
 
 
 def java(impl):
@@ -62,7 +62,8 @@ def java(impl):
         return None
     with open(JAVA_CLASSPATH) as f:
         cp = os.pathsep.join([os.path.join(JAVA_DIR, "target", "classes"), f.read().strip()])
-    return ["java", "-cp", cp, "io.etcdlock.bench.Bench", "--impl", impl]
+    # jetcd logs through SLF4J, with no provider here: its "no providers" notice is all it would say.
+    return ["java", "-Dslf4j.internal.verbosity=ERROR", "-cp", cp, "io.etcdlock.bench.Bench", "--impl", impl]
 
 
 def commands(lang, endpoints):
@@ -122,7 +123,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=9)
-    ap.add_argument("--langs", default="rust,python,node,c,go")
+    ap.add_argument("--langs", default="rust,python,node,c,go,java,jetcd")
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     langs = [l for l in args.langs.split(",") if l]

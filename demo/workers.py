@@ -37,6 +37,15 @@ def java_toolchain() -> None:
     sh(sudo + ["apt-get", "install", "-y", "-qq", "maven", "openjdk-17-jdk-headless"], stdout=subprocess.DEVNULL)
 
 
+def mvn(args: list[str], cwd: str, env: dict | None = None) -> None:
+    """Quiet Maven; its output (errors go to stdout, and -q still writes colour resets there) is
+    shown only when it fails."""
+    r = subprocess.run(["mvn", "-q", "-B", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stdout)
+        raise subprocess.CalledProcessError(r.returncode, ["mvn", *args])
+
+
 def java_jar() -> str:
     """bindings-java/target/etcdlock-0.1.0.jar (the classes and libetcdlock_jni.so), built with
     `mvn -q package` (which runs cargo) when missing. Also used by bench/run.py."""
@@ -44,7 +53,7 @@ def java_jar() -> str:
     if not os.path.exists(JAVA_JAR):
         # Without ETCDLOCK_ENDPOINTS the pom skips its tests (they need an etcd of their own).
         env = {k: v for k, v in os.environ.items() if k != "ETCDLOCK_ENDPOINTS"}
-        sh(["mvn", "-q", "-B", "package", "-DskipTests"], cwd=os.path.join(REPO, "bindings-java"), env=env)
+        mvn(["package", "-DskipTests"], cwd=os.path.join(REPO, "bindings-java"), env=env)
     return JAVA_JAR
 
 
