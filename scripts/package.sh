@@ -112,8 +112,11 @@ package_java() {
     log "java jar (mvn package: cargo build --release -p etcdlock-java, the library in the jar; no tests)"
     rm -f "$dist/etcdlock-$version.jar"
     # -Dmaven.test.skip: neither compiles nor runs the tests, even with ETCDLOCK_ENDPOINTS set.
-    (cd "$root/bindings-java" && mvn -B -q -Dmaven.test.skip=true package)
-    cp "$root/bindings-java/target/etcdlock-$version.jar" "$dist/etcdlock-$version.jar"
+    # A build directory of its own (target/java-package), so that a bindings-java/test.sh running
+    # at the same time in bindings-java/target is not disturbed (cargo's target/release is shared).
+    local build="$root/target/java-package"
+    (cd "$root/bindings-java" && mvn -B -q -Dmaven.test.skip=true -Detcdlock.build.directory="$build" package)
+    cp "$build/etcdlock-$version.jar" "$dist/etcdlock-$version.jar"
     ls -l "$dist/etcdlock-$version.jar" >&2
 }
 
