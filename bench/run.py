@@ -66,10 +66,13 @@ def java(impl):
     return ["java", "-Dslf4j.internal.verbosity=ERROR", "-cp", cp, "io.etcdlock.bench.Bench", "--impl", impl]
 
 
-def commands(lang, endpoints):
+def commands(lang, endpoints, seconds=1.0):
     common = ["--endpoints", endpoints, "--serve"]
     if lang in ("java", "jetcd"):
-        return java("etcdlock" if lang == "java" else "jetcd") + common
+        # Each workload's first window runs unmeasured for 5 windows' time (at most 5 s): the JIT's
+        # warm-up (jetcd's rate climbs for seconds from a cold JVM; bench/java's Bench says more).
+        warmup = min(5.0, max(0.3, 5 * seconds))
+        return java("etcdlock" if lang == "java" else "jetcd") + ["--warmup", f"{warmup:g}"] + common
     return {
         "rust": [os.path.join(REPO, "target", "release", "etcdlock-bench")] + common,
         "python": [sys.executable, os.path.join(REPO, "bindings-python", "bench.py")] + common,
@@ -96,9 +99,9 @@ VARIANTS = {"c threads": ("c", "lock many (64 tasks)", "lock many (64 threads)")
 class Server:
     """One language's bench process in --serve mode: a workload window per request."""
 
-    def __init__(self, lang, endpoints):
+    def __init__(self, lang, endpoints, seconds=1.0):
         self.lang = lang
-        self.proc = subprocess.Popen(commands(lang, endpoints), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(commands(lang, endpoints, seconds), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1, cwd=REPO)
 
     def run(self, workload, seconds):
@@ -138,7 +141,7 @@ def main():
         servers = {}
         try:
             for lang in langs:
-                servers[lang] = Server(lang, etcd.endpoints_str)
+                servers[lang] = Server(lang, etcd.endpoints_str, args.seconds)
                 servers[lang].run("lock uncontended", 0.5)  # warm up the process and the server
             for rnd in range(args.rounds):
                 print(f"# round {rnd + 1}/{args.rounds}", file=sys.stderr, flush=True)

@@ -46,37 +46,43 @@ import java.util.concurrent.ThreadLocalRandom;
  * one thread each, on one name: cycles/s, handoff p50/p99 = next holder's acquire return minus
  * the previous holder's release start, Jain's index over the clients' counts). CPU per cycle is
  * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
- * cycles. The first window of each workload in a process is preceded by an unmeasured 0.3 s one
- * (the JIT's warm-up: a JVM service runs warm).
+ * cycles. The first window of each workload in a process is preceded by an unmeasured one of
+ * --warmup seconds (default 0.3; bench/run.py passes up to 5): the JIT's warm-up, since a JVM
+ * service runs warm. jetcd needs it: from a cold JVM its uncontended rate still climbed after
+ * 10 s of 1 s windows, where our binding's first window was already at its rate.
  */
 public final class Bench {
     private static final int TTL = 30;
 
     private final String impl;
     private final String[] endpoints;
+    private final double warmup;
     private final Set<String> warm = new HashSet<>();
 
-    private Bench(String impl, String[] endpoints) {
+    private Bench(String impl, String[] endpoints, double warmup) {
         this.impl = impl;
         this.endpoints = endpoints;
+        this.warmup = warmup;
     }
 
     public static void main(String[] args) throws Exception {
         String impl = null;
         String endpoints = null;
         boolean serve = false;
+        double warmup = 0.3;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--impl": impl = args[++i]; break;
                 case "--endpoints": endpoints = args[++i]; break;
                 case "--serve": serve = true; break;
+                case "--warmup": warmup = Double.parseDouble(args[++i]); break;
                 default: die("unknown argument " + args[i], null);
             }
         }
         if (!serve || endpoints == null || !("etcdlock".equals(impl) || "jetcd".equals(impl))) {
-            die("usage: Bench --impl etcdlock|jetcd --endpoints URL[,URL] --serve", null);
+            die("usage: Bench --impl etcdlock|jetcd --endpoints URL[,URL] [--warmup SECONDS] --serve", null);
         }
-        Bench b = new Bench(impl, endpoints.split(","));
+        Bench b = new Bench(impl, endpoints.split(","), warmup);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
@@ -89,7 +95,7 @@ public final class Bench {
             String workload = line.substring(sp + 1);
             try {
                 if (b.warm.add(workload)) {
-                    b.run(workload, 0.3);
+                    b.run(workload, b.warmup);
                 }
                 System.out.println(b.run(workload, seconds).json("etcdlock".equals(impl) ? "java" : "jetcd"));
                 System.out.flush();
