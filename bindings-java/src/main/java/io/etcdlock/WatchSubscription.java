@@ -91,6 +91,7 @@ final class WatchSubscription implements Flow.Subscription, Runnable {
 
     /** Waits until one more event is wanted (true, counted) or the subscription is over. */
     private boolean awaitDemand() {
+        long bad;
         lock.lock();
         try {
             while (!cancelled && demand == 0 && badRequest == 0) {
@@ -99,19 +100,20 @@ final class WatchSubscription implements Flow.Subscription, Runnable {
             if (cancelled) {
                 return false;
             }
-            if (badRequest != 0) {
-                long n = badRequest == -1 ? 0 : badRequest;
-                cancelled = true;
-                watch.close();
-                subscriber.onError(new IllegalArgumentException("request(n) needs n > 0, got " + n));
-                return false;
+            bad = badRequest;
+            if (bad == 0) {
+                if (demand != Long.MAX_VALUE) {
+                    demand--;
+                }
+                return true;
             }
-            if (demand != Long.MAX_VALUE) {
-                demand--;
-            }
-            return true;
+            cancelled = true;
         } finally {
             lock.unlock();
         }
+        // Signalled outside the lock: the subscriber may call back into request/cancel.
+        watch.close();
+        subscriber.onError(new IllegalArgumentException("request(n) needs n > 0, got " + (bad == -1 ? 0 : bad)));
+        return false;
     }
 }
