@@ -16,10 +16,12 @@ fi
 
 tmp="$(mktemp -d /tmp/etcdlock-java-test.XXXXXX)"
 state="$tmp/etcd.json"
+# By absolute path: the trap runs after the `cd "$here"` below (a relative path left every
+# member running).
 cleanup() {
-    python3 tests/etcd_harness.py stop --state "$state" >/dev/null 2>&1 || true
-    python3 tests/etcd_harness.py stop --state "$tmp/mtls.json" >/dev/null 2>&1 || true
-    python3 tests/etcd_harness.py stop --state "$tmp/other.json" >/dev/null 2>&1 || true
+    for s in "$state" "$tmp/mtls.json" "$tmp/other.json"; do
+        python3 "$root/tests/etcd_harness.py" stop --state "$s" >/dev/null 2>&1 || true
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
