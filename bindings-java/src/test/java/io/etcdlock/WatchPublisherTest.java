@@ -56,7 +56,9 @@ class WatchPublisherTest {
     void deliversOnlyWhatWasRequestedAndCancelClosesTheWatch() throws Exception {
         String p = Etcd.uniqueName("watch-flow");
         try (EtcdLockClient client = Etcd.client()) {
+            long before = client.metrics().watchesOpen();
             Watch w = client.watchPrefix(p + "/");
+            assertEquals(before + 1, client.metrics().watchesOpen());
             Recorder r = new Recorder();
             w.subscribe(r);
             Flow.Subscription s = r.sub();
@@ -86,6 +88,9 @@ class WatchPublisherTest {
             s.request(Long.MAX_VALUE);
             s.cancel();
             assertTrue(Etcd.eventually(Duration.ofSeconds(5), w::isClosed), "cancel() did not close the watch");
+            // The core's watch is gone too, not only the Java object.
+            assertTrue(Etcd.eventually(Duration.ofSeconds(5), () -> client.metrics().watchesOpen() == before),
+                    "the core watch is still open: " + client.metrics().watchesOpen());
             client.put(p + "/after", bytes("x"));
             Thread.sleep(200);
             assertEquals(5, r.events.size());
