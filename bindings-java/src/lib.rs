@@ -7,14 +7,17 @@
 //! failure becomes a pending Java exception. Outcomes of work on the shared runtime
 //! (acquires, losses) reach Java through [`callback`].
 
+mod acquirer;
 mod boundary;
 mod callback;
 mod client;
+mod follow;
 mod inspect;
 mod kv;
 mod lease;
 mod lock;
 mod log;
+mod registry;
 mod watch;
 
 use jni::sys::{jint, JNI_VERSION_1_8};

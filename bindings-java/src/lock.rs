@@ -1,12 +1,13 @@
 //! Locks: the acquire (started on the runtime, its outcome delivered to a Java sink, cancelled
 //! by a token), the held lock's accessors, the fenced write, release and free.
 
+use crate::acquirer::Acquirer;
 use crate::boundary::{self, entry, invalid};
 use crate::callback::{self, LostWatcher};
 use crate::client::ClientHandle;
 use etcdlock::{CancellationToken, Client, Error, ErrorKind, LockGuard, LockOptions};
 use jni::objects::{JByteArray, JClass, JObject, JString, JValue};
-use jni::sys::{jboolean, jbyteArray, jlong, jstring};
+use jni::sys::{jboolean, jbyteArray, jint, jlong, jstring};
 use jni::JNIEnv;
 use std::sync::Arc;
 
@@ -16,8 +17,9 @@ pub(crate) struct GuardHandle {
     watcher: LostWatcher,
 }
 
-/// Starts acquiring the lock `name` (lease TTL `ttl_s`, wait `timeout_ms`: -1 forever, 0 try
-/// once) and returns at once a cancel token handle (free it with cancelFree). The outcome goes
+/// Starts acquiring the lock `name` of `kind` (0 mutex, 1 a semaphore's permit of `permits`,
+/// 2 read, 3 write, 4 an election's leadership; lease TTL `ttl_s`, wait `timeout_ms`: -1
+/// forever, 0 try once) and returns at once a cancel token handle (free it with cancelFree). The outcome goes
 /// to `sink.done(long guard, String kind, String message)` exactly once, on a runtime thread:
 /// a guard handle and two nulls, or 0 and the error. Bad arguments throw here (nothing sent, no
 /// `done`). Cancelling fails the wait with CANCELLED and removes the queue key; an acquire that
@@ -32,6 +34,8 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
     ttl_s: jlong,
     timeout_ms: jlong,
     value: JByteArray<'l>,
+    kind: jint,
+    permits: jlong,
     sink: JObject<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
@@ -46,13 +50,14 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
         if sink.is_null() {
             return Err(invalid("sink must not be null"));
         }
-        // Checks the name, the TTL's upper bound and that the client is open; sends nothing.
-        let mutex = c.client.mutex(name, ttl_s)?;
+        // Checks the name, the TTL's upper bound, the permits and that the client is open;
+        // sends nothing.
+        let acquirer = Acquirer::new(&c.client, name, ttl_s, kind, permits)?;
         let sink = env.new_global_ref(&sink)?;
         let token = CancellationToken::new();
         let opts = LockOptions { timeout, cancel: Some(token.clone()), value };
         let client = c.client.clone();
-        etcdlock::runtime::linger::spawn_call(async move { mutex.lock_with(opts).await }, move |outcome| {
+        etcdlock::runtime::linger::spawn_call(async move { acquirer.lock_with(opts).await }, move |outcome| {
             let (guard, error) = match outcome {
                 Ok(g) => (boundary::into_handle(GuardHandle { guard: Arc::new(g), client, watcher: LostWatcher::default() }), None),
                 Err(e) => (0, Some(e)),
@@ -71,6 +76,28 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
             }
         });
         Ok(boundary::into_handle(token))
+    })
+}
+
+/// Checks what `lockAcquire` would (name, TTL, permits, an open client) without sending anything.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_lockCheck<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    client: jlong,
+    name: JString<'l>,
+    ttl_s: jlong,
+    kind: jint,
+    permits: jlong,
+) {
+    entry(&mut env, (), |env| {
+        let c = boundary::handle::<ClientHandle>(client, "client")?;
+        let name = boundary::string(env, &name, "name")?;
+        if ttl_s <= 0 {
+            return Err(invalid(format!("ttl must be a positive number of seconds, got {ttl_s}")));
+        }
+        Acquirer::new(&c.client, name, ttl_s, kind, permits)?;
+        Ok(())
     })
 }
 
@@ -143,6 +170,17 @@ pub extern "system" fn Java_io_etcdlock_Native_guardPut<'l>(
         let g = guard(h)?.guard.clone();
         let (key, value) = (boundary::bytes(env, &key)?, boundary::bytes(env, &value)?);
         boundary::block(async move { g.put(&key, &value).await })
+    })
+}
+
+/// Replaces the value in the guard's queue key (an election's proclamation) only while held:
+/// NOT_HELD otherwise, nothing written. The revision written.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_guardSetValue<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong, value: JByteArray<'l>) -> jlong {
+    entry(&mut env, 0, |env| {
+        let g = guard(h)?.guard.clone();
+        let value = boundary::bytes(env, &value)?;
+        boundary::block(async move { g.set_value(&value).await })
     })
 }
 

@@ -19,9 +19,9 @@ final class AcquireCall {
     }
 
     /** Starts the acquire; bad arguments and a closed client throw here, with nothing sent. */
-    static AcquireCall start(NativeHandle client, String name, LockOptions opts, long timeoutMs) {
+    static AcquireCall start(NativeHandle client, String name, LockOptions opts, DistributedLock.Kind kind, long timeoutMs) {
         AcquireCall call = new AcquireCall(name);
-        long t = client.with(c -> Native.lockAcquire(c, name, opts.ttlSeconds, timeoutMs, opts.value, call));
+        long t = client.with(c -> Native.lockAcquire(c, name, opts.ttlSeconds, timeoutMs, opts.value, kind.ordinal(), opts.permits, call));
         NativeHandle token = new NativeHandle(t, Native::cancelFree, "acquire");
         synchronized (call) {
             call.token = token;

@@ -1,21 +1,25 @@
 package io.etcdlock;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
- * What {@link DistributedLock#acquireAsync} returns: cancelling it leaves the queue (the native
- * wait gives up and deletes its key). Completed on a callback thread, never a runtime thread, so
- * that dependent stages may call etcdlock's blocking methods.
+ * What {@link DistributedLock#acquireAsync} (and {@link Election#campaignAsync}) returns:
+ * cancelling it leaves the queue (the native wait gives up and deletes its key). Completed on a
+ * callback thread, never a runtime thread, so that dependent stages may call etcdlock's
+ * blocking methods.
+ *
+ * @param <T> what the held lock is handed out as ({@link LockGuard}, {@link Leadership})
  */
-final class AcquireFuture extends CompletableFuture<LockGuard> {
+final class AcquireFuture<T> extends CompletableFuture<T> {
     private final AcquireCall call;
 
-    AcquireFuture(AcquireCall call) {
+    AcquireFuture(AcquireCall call, Function<LockGuard, T> wrap) {
         this.call = call;
         call.result.whenCompleteAsync((guard, error) -> {
             if (error != null) {
                 completeExceptionally(error);
-            } else if (!complete(guard)) {
+            } else if (!complete(wrap.apply(guard))) {
                 // Cancelled after the grant: nobody will use the lock.
                 guard.releaseQuietly();
             }

@@ -28,13 +28,31 @@ public final class DistributedLock implements Lock {
     private final EtcdLockClient client;
     private final String name;
     private final LockOptions options;
+    private final Kind kind;
     /** The guards the {@link Lock} methods took, by thread. */
     private final Map<Thread, LockGuard> held = new ConcurrentHashMap<>();
 
+    /** What an acquire takes (the native layer's kinds, by ordinal). */
+    enum Kind {
+        MUTEX("lock"), PERMIT("semaphore"), READ("read lock"), WRITE("write lock"), CANDIDATE("election");
+
+        final String what;
+
+        Kind(String what) {
+            this.what = what;
+        }
+    }
+
     DistributedLock(EtcdLockClient client, String name, LockOptions options) {
+        this(client, name, options, Kind.MUTEX);
+    }
+
+    /** A lock whose acquires take {@code kind} (a semaphore's carries its permits in {@code options}). */
+    DistributedLock(EtcdLockClient client, String name, LockOptions options, Kind kind) {
         this.client = client;
         this.name = name;
         this.options = options;
+        this.kind = kind;
     }
 
     /** @return the lock's name (its queue keys are {@code <name>/...}) */
@@ -96,7 +114,7 @@ public final class DistributedLock implements Lock {
      * @return the held lock, or {@link LockTimeoutException} (etc.) as the exceptional outcome
      */
     public CompletableFuture<LockGuard> acquireAsync(Duration timeout) {
-        return new AcquireFuture(start(millis(timeout)));
+        return new AcquireFuture<>(start(millis(timeout)), g -> g);
     }
 
     /** Waits for the lock without a time limit, ignoring interrupts (re-asserted on return). */
@@ -176,14 +194,14 @@ public final class DistributedLock implements Lock {
 
     @Override
     public String toString() {
-        return "DistributedLock{" + name + ", ttl=" + options.ttlSeconds + "s}";
+        return (kind == Kind.MUTEX ? "DistributedLock{" : "DistributedLock{" + kind.what + " ") + name + ", ttl=" + options.ttlSeconds + "s}";
     }
 
-    private AcquireCall start(long timeoutMs) {
-        return AcquireCall.start(client.handle(), name, options, timeoutMs);
+    AcquireCall start(long timeoutMs) {
+        return AcquireCall.start(client.handle(), name, options, kind, timeoutMs);
     }
 
-    private static LockGuard await(AcquireCall call) throws InterruptedException {
+    static LockGuard await(AcquireCall call) throws InterruptedException {
         try {
             return call.result.get();
         } catch (InterruptedException e) {
@@ -233,7 +251,7 @@ public final class DistributedLock implements Lock {
         }
     }
 
-    private static long millis(Duration timeout) {
+    static long millis(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative, got " + timeout);

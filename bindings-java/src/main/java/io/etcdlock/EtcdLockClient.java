@@ -70,6 +70,100 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
+     * The fair semaphore {@code name} with {@code permits} holders at most. Sends nothing.
+     *
+     * @param name the semaphore's name (as a lock name)
+     * @param permits 1 to 1024; every participant of a name must give the same number
+     * @param options the lease TTL (and an optional value)
+     * @return the semaphore
+     * @throws IllegalArgumentException for a bad name or number of permits
+     */
+    public DistributedSemaphore semaphore(String name, int permits, LockOptions options) {
+        LockOptions o = Objects.requireNonNull(options, "options").permits(permits);
+        return new DistributedSemaphore(new DistributedLock(this, checked(name, o, DistributedLock.Kind.PERMIT), o,
+                DistributedLock.Kind.PERMIT), permits);
+    }
+
+    /**
+     * The fair read-write lock {@code name}: a {@link java.util.concurrent.locks.ReadWriteLock}.
+     * Sends nothing.
+     *
+     * @param name the lock's name
+     * @param options the lease TTL (and an optional value)
+     * @return the read-write lock
+     * @throws IllegalArgumentException for a bad name
+     */
+    public DistributedReadWriteLock rwlock(String name, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        checked(name, options, DistributedLock.Kind.READ);
+        return new DistributedReadWriteLock(new DistributedLock(this, name, options, DistributedLock.Kind.READ),
+                new DistributedLock(this, name, options, DistributedLock.Kind.WRITE));
+    }
+
+    /**
+     * The election {@code name}, interoperable with Go's {@code concurrency.Election} and
+     * {@code etcdctl elect}. Sends nothing.
+     *
+     * @param name the election's name
+     * @param ttl the TTL of the lease candidates' keys are bound to, rounded up to whole seconds
+     * @return the election
+     * @throws IllegalArgumentException for a bad name or TTL
+     */
+    public Election election(String name, Duration ttl) {
+        LockOptions o = LockOptions.ttl(ttl);
+        return new Election(this, checked(name, o, DistributedLock.Kind.CANDIDATE), o);
+    }
+
+    /**
+     * Registers {@code instance} of {@code service} with {@code value} on a lease of its own,
+     * kept alive (and registered again whenever lost) until the registration is closed.
+     * Returns once registered.
+     *
+     * @param service the service's name (instances are the keys under {@code <service>/})
+     * @param instance the instance's name: not empty, no {@code /}
+     * @param value what it registers (an address, JSON...), at most 4096 bytes
+     * @param options the TTL, and whether to take the name over
+     * @return the registration; close it
+     * @throws EtcdLockException kind {@code WOULD_BLOCK} if another registrant has the name (nothing left)
+     * @throws IllegalArgumentException for a bad name or value (nothing sent)
+     */
+    public Registration register(String service, String instance, byte[] value, RegisterOptions options) {
+        Objects.requireNonNull(service, "service");
+        Objects.requireNonNull(instance, "instance");
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(options, "options");
+        Logging.refresh();
+        RegistrationSink sink = new RegistrationSink();
+        long r = handle.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
+        return new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+    }
+
+    /**
+     * The instances of {@code service} now (one read), whoever registered them.
+     *
+     * @param service the service's name
+     * @return the set and the revision it was read at
+     */
+    public Instances instances(String service) {
+        Objects.requireNonNull(service, "service");
+        return handle.with(c -> Native.instances(c, service));
+    }
+
+    /**
+     * Follows the instances of {@code service}: the current set first, then the set after each
+     * change. Sends nothing until read.
+     *
+     * @param service the service's name
+     * @return the discovery; close it
+     * @throws IllegalArgumentException for a bad service name
+     */
+    public Discovery discover(String service) {
+        Objects.requireNonNull(service, "service");
+        long d = handle.with(c -> Native.followOpen(c, service, 1));
+        return new Discovery(new NativeHandle(d, Native::followFree, "discovery"), service);
+    }
+
+    /**
      * Grants a lease and keeps it alive in the background until revoked or closed.
      *
      * @param ttl its TTL, rounded up to whole seconds; positive
@@ -247,6 +341,14 @@ public final class EtcdLockClient implements AutoCloseable {
 
     NativeHandle handle() {
         return handle;
+    }
+
+    /** {@code name}, once the core found it (and the rest) valid for {@code kind}; sends nothing. */
+    private String checked(String name, LockOptions o, DistributedLock.Kind kind) {
+        Objects.requireNonNull(name, "name");
+        handle.run(c -> Native.lockCheck(c, name, o.ttlSeconds, kind.ordinal(), o.permits));
+        Logging.refresh();
+        return name;
     }
 
     private void checkOpen() {

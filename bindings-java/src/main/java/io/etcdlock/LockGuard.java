@@ -96,6 +96,15 @@ public final class LockGuard implements AutoCloseable {
         }
     }
 
+    /** Runs a native call on the guard; a freed guard is {@link NotHeldException}. */
+    long withHandle(NativeHandle.Call<Long> call) {
+        try {
+            return handle.with(call);
+        } catch (ClosedException e) {
+            throw notHeld();
+        }
+    }
+
     /**
      * Calls {@code callback} with the reason ({@code expired}, {@code revoked}, {@code key_deleted},
      * {@code closed}) once the lock is lost, not when it is released; on an etcdlock callback

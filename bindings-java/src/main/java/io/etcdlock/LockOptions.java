@@ -12,10 +12,13 @@ import java.util.Objects;
 public final class LockOptions {
     final long ttlSeconds;
     final byte[] value;
+    /** A semaphore's permits (set by {@link EtcdLockClient#semaphore}); 0 otherwise. */
+    final long permits;
 
-    private LockOptions(long ttlSeconds, byte[] value) {
+    private LockOptions(long ttlSeconds, byte[] value, long permits) {
         this.ttlSeconds = ttlSeconds;
         this.value = value;
+        this.permits = permits;
     }
 
     /**
@@ -29,7 +32,7 @@ public final class LockOptions {
             throw new IllegalArgumentException("ttl must be positive, got " + ttl);
         }
         long s = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
-        return new LockOptions(s, new byte[0]);
+        return new LockOptions(s, new byte[0], 0);
     }
 
     /**
@@ -38,7 +41,12 @@ public final class LockOptions {
      * @return options with this value and the same TTL
      */
     public LockOptions value(byte[] value) {
-        return new LockOptions(ttlSeconds, Objects.requireNonNull(value, "value").clone());
+        return new LockOptions(ttlSeconds, Objects.requireNonNull(value, "value").clone(), permits);
+    }
+
+    /** The same options for a semaphore of {@code n} permits. */
+    LockOptions permits(long n) {
+        return new LockOptions(ttlSeconds, value, n);
     }
 
     /** @return the TTL in seconds */

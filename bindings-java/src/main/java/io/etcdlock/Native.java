@@ -72,7 +72,11 @@ final class Native {
     static native void leaseFree(long lease);
 
     /** Returns a cancel token handle; the outcome goes to {@code call.done} once, later. */
-    static native long lockAcquire(long client, String name, long ttlSeconds, long timeoutMs, byte[] value, AcquireCall call);
+    static native long lockAcquire(long client, String name, long ttlSeconds, long timeoutMs, byte[] value, int kind, long permits,
+            AcquireCall call);
+
+    /** Checks what lockAcquire would (name, TTL, permits, an open client); sends nothing. */
+    static native void lockCheck(long client, String name, long ttlSeconds, int kind, long permits);
 
     static native void cancel(long token);
 
@@ -94,7 +98,39 @@ final class Native {
 
     static native void guardOnLost(long guard, LostSink sink);
 
+    /** An election's proclamation: the revision written (NOT_HELD unless held). */
+    static native long guardSetValue(long guard, byte[] value);
+
     static native void guardRelease(long guard);
 
     static native void guardFree(long guard);
+
+    /** An observer of election {@code name} (kind 0) or a discovery of service {@code name} (kind 1). */
+    static native long followOpen(long client, String name, long kind);
+
+    /** The next state; {@code timedOut} itself when the timeout (-1: none) passed; null once ended. */
+    static native Object followNext(long stream, long timeoutMs, Object timedOut);
+
+    static native void followClose(long stream);
+
+    static native void followFree(long stream);
+
+    static native java.util.Optional<Leader> electionLeader(long client, String name);
+
+    static native long register(long client, String service, String instance, byte[] value, long ttlSeconds, boolean replace,
+            RegistrationSink sink);
+
+    static native byte[] registrationKey(long registration);
+
+    static native long registrationLeaseId(long registration);
+
+    static native boolean registrationIsRegistered(long registration);
+
+    static native long registrationUpdate(long registration, byte[] value);
+
+    static native void registrationClose(long registration);
+
+    static native void registrationFree(long registration);
+
+    static native Instances instances(long client, String service);
 }

@@ -5,10 +5,13 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A {@link Watch}'s one subscription: a loop on a callback thread that reads an event only when
- * the subscriber has asked for one, so that all signals come from this one thread, in order.
+ * The one subscription of a {@link NativeStream} (a watch, an observer, a discovery): a loop on
+ * a callback thread that reads an item only when the subscriber has asked for one, so that all
+ * signals come from this one thread, in order.
+ *
+ * @param <T> the items
  */
-final class WatchSubscription implements Flow.Subscription, Runnable {
+final class StreamSubscription<T> implements Flow.Subscription, Runnable {
     /** What a refused second subscriber is given. */
     static final Flow.Subscription NONE = new Flow.Subscription() {
         @Override
@@ -18,8 +21,8 @@ final class WatchSubscription implements Flow.Subscription, Runnable {
         public void cancel() {}
     };
 
-    private final Watch watch;
-    private final Flow.Subscriber<? super WatchEvent> subscriber;
+    private final NativeStream<T> watch;
+    private final Flow.Subscriber<? super T> subscriber;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     /** Guarded by lock. */
@@ -28,7 +31,7 @@ final class WatchSubscription implements Flow.Subscription, Runnable {
     private long badRequest;
     private volatile boolean cancelled;
 
-    WatchSubscription(Watch watch, Flow.Subscriber<? super WatchEvent> subscriber) {
+    StreamSubscription(NativeStream<T> watch, Flow.Subscriber<? super T> subscriber) {
         this.watch = watch;
         this.subscriber = subscriber;
     }
@@ -65,7 +68,7 @@ final class WatchSubscription implements Flow.Subscription, Runnable {
         try {
             subscriber.onSubscribe(this);
             while (awaitDemand()) {
-                WatchEvent e;
+                T e;
                 try {
                     e = watch.take();
                 } catch (RuntimeException failure) {
