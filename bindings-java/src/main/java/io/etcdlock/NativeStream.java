@@ -29,6 +29,8 @@ abstract class NativeStream<T> implements Iterator<T>, Flow.Publisher<T>, AutoCl
     /** Guarded by reading. */
     private boolean ended;
     private final AtomicBoolean subscribed = new AtomicBoolean();
+    /** The one subscription, woken by {@link #close()}. */
+    private volatile StreamSubscription<T> subscription;
 
     NativeStream(NativeHandle handle, String description) {
         this.handle = handle;
@@ -162,7 +164,9 @@ abstract class NativeStream<T> implements Iterator<T>, Flow.Publisher<T>, AutoCl
             subscriber.onError(new IllegalStateException(this + " has one subscriber"));
             return;
         }
-        Callbacks.EXECUTOR.execute(new StreamSubscription<>(this, subscriber));
+        StreamSubscription<T> s = new StreamSubscription<>(this, subscriber);
+        subscription = s;
+        Callbacks.EXECUTOR.execute(s);
     }
 
     /** @return whether {@link #close()} was called */
@@ -187,6 +191,10 @@ abstract class NativeStream<T> implements Iterator<T>, Flow.Publisher<T>, AutoCl
             return;
         } finally {
             handle.close();
+            StreamSubscription<T> s = subscription;
+            if (s != null) {
+                s.wake();
+            }
         }
     }
 

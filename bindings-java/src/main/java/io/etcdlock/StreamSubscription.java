@@ -92,15 +92,36 @@ final class StreamSubscription<T> implements Flow.Subscription, Runnable {
         }
     }
 
-    /** Waits until one more event is wanted (true, counted) or the subscription is over. */
+    /** Wakes the loop: the stream was closed (its end needs no demand). */
+    void wake() {
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until one more item is wanted (true, counted) or the subscription is over. */
     private boolean awaitDemand() {
         long bad;
         lock.lock();
         try {
-            while (!cancelled && demand == 0 && badRequest == 0) {
+            while (!cancelled && demand == 0 && badRequest == 0 && !watch.isClosed()) {
                 changed.awaitUninterruptibly();
             }
             if (cancelled) {
+                return false;
+            }
+            if (demand == 0 && badRequest == 0) {
+                // Closed while nothing was requested: the end is signalled without demand.
+                cancelled = true;
+                lock.unlock();
+                try {
+                    subscriber.onComplete();
+                } finally {
+                    lock.lock();
+                }
                 return false;
             }
             bad = badRequest;
