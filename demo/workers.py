@@ -28,13 +28,9 @@ def sh(cmd: list[str], cwd: str = REPO, **kw) -> None:
 
 
 def java_toolchain() -> None:
-    """A JDK (17, the Java binding's baseline) and Maven from Debian's packages when missing: the
-    same step as bindings-java/test.sh's."""
-    if shutil.which("mvn") and shutil.which("javac"):
-        return
-    sudo = [] if os.getuid() == 0 else ["sudo"]
-    sh(sudo + ["apt-get", "update", "-qq"], stdout=subprocess.DEVNULL)
-    sh(sudo + ["apt-get", "install", "-y", "-qq", "maven", "openjdk-17-jdk-headless"], stdout=subprocess.DEVNULL)
+    """A JDK (17, the Java binding's baseline) and Maven when missing (scripts/install-java.sh)."""
+    if not (shutil.which("mvn") and shutil.which("javac")):
+        sh(["bash", os.path.join(REPO, "scripts", "install-java.sh")])
 
 
 def mvn(args: list[str], cwd: str, env: dict | None = None) -> None:

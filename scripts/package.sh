@@ -108,7 +108,7 @@ package_java() {
     # The project's own <version> (the first one in the pom, before any dependency's).
     pv="$(sed -n 's:^  <version>\(.*\)</version>$:\1:p' "$root/bindings-java/pom.xml" | head -1)"
     [ "$pv" = "$version" ] || { log "bindings-java/pom.xml has version $pv, Cargo has $version"; exit 1; }
-    command -v mvn >/dev/null && command -v javac >/dev/null || { log "java needs Maven (mvn) and a JDK 17 (javac)"; exit 1; }
+    bash "$root/scripts/install-java.sh"
     log "java jar (mvn package: cargo build --release -p etcdlock-java, the library in the jar; no tests)"
     rm -f "$dist/etcdlock-$version.jar"
     # -Dmaven.test.skip: neither compiles nor runs the tests, even with ETCDLOCK_ENDPOINTS set.
