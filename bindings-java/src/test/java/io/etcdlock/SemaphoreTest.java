@@ -1,0 +1,140 @@
+package io.etcdlock;
+
+import static io.etcdlock.Etcd.bytes;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The fair semaphore: the limit, try-once, timeouts, the permit count's checks. */
+class SemaphoreTest {
+    static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
+    static final Duration WAIT = Duration.ofSeconds(10);
+    static EtcdLockClient client;
+
+    @BeforeAll
+    static void connect() {
+        client = Etcd.client();
+    }
+
+    @AfterAll
+    static void close() {
+        client.close();
+    }
+
+    // covers: SEM-LIMIT-001
+    @Test
+    void neverMoreThanNHolders() throws Exception {
+        String name = Etcd.uniqueName("sem-limit");
+        String marks = name + "-marks/";
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        AtomicInteger mostMarks = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> workers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                String mine = marks + i;
+                workers.add(pool.submit(() -> {
+                    try (EtcdLockClient c = Etcd.client()) {
+                        DistributedSemaphore slots = c.semaphore(name, 3, TTL);
+                        for (int round = 0; round < 4; round++) {
+                            try (LockGuard permit = slots.acquire(Duration.ofSeconds(20))) {
+                                most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                                permit.putIfHeld(mine, bytes("held"));
+                                int seen = 0;
+                                for (int j = 0; j < 8; j++) {
+                                    seen += c.get(marks + j).isPresent() ? 1 : 0;
+                                }
+                                mostMarks.accumulateAndGet(seen, Math::max);
+                                Thread.sleep(30);
+                                c.delete(mine);
+                                inside.decrementAndGet();
+                            }
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> w : workers) {
+                w.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(3, most.get(), "holders at once");
+        assertTrue(mostMarks.get() >= 1 && mostMarks.get() <= 3, "marks at once: " + mostMarks.get());
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
+
+    // covers: SEM-PERMITS-001
+    @Test
+    void permitCountsAreChecked() throws Exception {
+        String name = Etcd.uniqueName("sem-permits");
+        assertThrows(IllegalArgumentException.class, () -> client.semaphore(name, 0, TTL));
+        assertThrows(IllegalArgumentException.class, () -> client.semaphore(name, 1025, TTL));
+        assertThrows(IllegalArgumentException.class, () -> client.semaphore(name, -1, TTL));
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+        try (LockGuard held = client.semaphore(name, 3, TTL).acquire(WAIT)) {
+            DistributedSemaphore two = client.semaphore(name, 2, TTL);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> two.acquire(WAIT));
+            assertTrue(e.getMessage().contains("3"), e.getMessage());
+            assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
+        }
+        String locked = Etcd.uniqueName("sem-on-lock");
+        try (LockGuard held = client.lock(locked, TTL).acquire(WAIT)) {
+            assertThrows(IllegalArgumentException.class, () -> client.semaphore(locked, 2, TTL).acquire(WAIT));
+            assertEquals(List.of(held.key()), Etcd.keysUnder(locked + "/"));
+        }
+        // Nobody participates any more: another count works.
+        try (LockGuard a = client.semaphore(name, 2, TTL).acquire(WAIT); LockGuard b = client.semaphore(name, 2, TTL).acquire(WAIT)) {
+            assertTrue(client.semaphore(name, 2, TTL).tryAcquire().isEmpty());
+            assertEquals(2, Etcd.keysUnder(name + "/").size(), a + " " + b);
+        }
+    }
+
+    // covers: SEM-TRY-001
+    @Test
+    void tryAcquireOnAFullSemaphore() throws Exception {
+        String name = Etcd.uniqueName("sem-try");
+        DistributedSemaphore slots = client.semaphore(name, 2, TTL);
+        LockGuard a = slots.acquire(WAIT);
+        try (LockGuard b = slots.tryAcquire().orElseThrow()) {
+            assertTrue(slots.tryAcquire().isEmpty());
+            assertEquals(2, Etcd.keysUnder(name + "/").size());
+            a.close();
+            try (LockGuard c = slots.tryAcquire().orElseThrow()) {
+                assertTrue(c.fencingToken() > b.fencingToken());
+            }
+        }
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
+
+    // covers: SEM-TIMEOUT-001
+    @Test
+    void aTimeoutOnAFullSemaphoreLeavesNothing() throws Exception {
+        String name = Etcd.uniqueName("sem-timeout");
+        DistributedSemaphore slots = client.semaphore(name, 1, TTL);
+        try (LockGuard held = slots.acquire(WAIT)) {
+            long t0 = System.nanoTime();
+            assertThrows(LockTimeoutException.class, () -> slots.acquire(Duration.ofMillis(300)));
+            assertTrue(System.nanoTime() - t0 >= 290_000_000L);
+            assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
+            java.util.concurrent.CompletionException late = assertThrows(java.util.concurrent.CompletionException.class,
+                    () -> slots.acquireAsync(Duration.ofMillis(300)).join());
+            assertTrue(late.getCause() instanceof LockTimeoutException, String.valueOf(late.getCause()));
+            assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
+        }
+    }
+}
