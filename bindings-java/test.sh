@@ -74,6 +74,13 @@ else
     echo "FAIL - the jar does not run examples/Example on its own"
     rc=1
 fi
+# The license travels with the jar (pom.xml's resources), the repository's own text.
+if [ -f "$jar" ] && grep -q " META-INF/LICENSE$" "$tmp/jar.list" && unzip -p "$jar" META-INF/LICENSE | cmp -s - "$root/LICENSE"; then
+    echo "ok - the jar carries the repository's LICENSE at META-INF/LICENSE"
+else
+    echo "FAIL - the jar has no META-INF/LICENSE (or not the repository's)"
+    rc=1
+fi
 # -Detcdlock.native.path= loads the given file instead of the jar's copy.
 if java -Detcdlock.native.path=/nonexistent/libetcdlock_jni.so -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/override.out" 2>&1; then
     echo "FAIL - -Detcdlock.native.path pointing nowhere was ignored"

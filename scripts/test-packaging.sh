@@ -116,8 +116,9 @@ if [ -f "$jar" ]; then
     t0=$SECONDS
     size_ok "jar" "$jar"
     unzip -l "$jar" >"$tmp/jar.list"
-    check "jar holds META-INF/native/linux-x86_64/libetcdlock_jni.so, the classes and its pom; no test classes" bash -c "
+    check "jar holds META-INF/native/linux-x86_64/libetcdlock_jni.so, the classes, its pom and META-INF/LICENSE; no test classes" bash -c "
         grep -q ' META-INF/native/linux-x86_64/libetcdlock_jni.so\$' '$tmp/jar.list' && grep -q ' io/etcdlock/EtcdLockClient.class\$' '$tmp/jar.list' \
+        && unzip -p '$jar' META-INF/LICENSE | cmp -s - '$root/LICENSE' \
         && grep -q ' META-INF/maven/io.etcdlock/etcdlock/pom.xml\$' '$tmp/jar.list' && ! grep -Eq 'Test\.class\$|/examples/|io/etcdlock/Etcd\.class\$' '$tmp/jar.list'"
     # Maven and java from their own directories plus /usr/bin:/bin, the stubs first: no cargo or
     # rustc to be found there (checked), and a call to a stub would be logged.
