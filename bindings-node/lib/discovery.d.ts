@@ -67,7 +67,7 @@ export type DiscoverOptions = {
  * does. Sends nothing until iterated.
  * @implements {AsyncIterableIterator<Instances>}
  */
-export class Discovery implements AsyncIterableIterator<Instances> {
+export class Discovery extends Follower implements AsyncIterableIterator<Instances> {
     /**
      * Not constructed directly: {@link Client#discover} returns one.
      * @private
@@ -82,16 +82,6 @@ export class Discovery implements AsyncIterableIterator<Instances> {
      * @returns {Promise<IteratorResult<Instances, undefined>>}
      */
     next(): Promise<IteratorResult<Instances, undefined>>;
-    /**
-     * Ends a `for await` loop early: closes the discovery.
-     * @returns {Promise<IteratorReturnResult<undefined>>}
-     */
-    return(): Promise<IteratorReturnResult<undefined>>;
-    /** Stops following (its watch is closed); a pending `next()` resolves done. Idempotent. */
-    close(): void;
-    [Symbol.asyncIterator](): this;
-    [Symbol.asyncDispose](): Promise<void>;
-    #private;
 }
 /**
  * The value etcd's Go endpoints manager (`client/v3/naming/endpoints`) writes for a gRPC server
@@ -108,4 +98,5 @@ export function grpcEndpoint(addr: string): string;
  * @returns {string | null}
  */
 export function grpcEndpointAddr(value: Bytes): string | null;
+import { Follower } from "./follower.js";
 import type { Bytes } from './args.js';

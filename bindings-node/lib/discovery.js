@@ -5,8 +5,9 @@
 /** @import { Bytes } from './args.js' */
 
 const native = require('./addon.js');
-const { invalid, fromNative, abortError } = require('./errors.js');
+const { invalid } = require('./errors.js');
 const { describe, toBytes } = require('./args.js');
+const { Follower } = require('./follower.js');
 
 /**
  * One registered instance, as etcd has it.
@@ -39,16 +40,7 @@ const { describe, toBytes } = require('./args.js');
  * does. Sends nothing until iterated.
  * @implements {AsyncIterableIterator<Instances>}
  */
-class Discovery {
-  /** @type {any} */ #native = null;
-  /** @type {Promise<void>} */ #ready;
-  #closed = false;
-  /** @type {unknown} */ #error = null;
-  /** One native read at a time, in the order next() was called. @type {Promise<unknown>} */
-  #chain = Promise.resolve();
-  /** @type {AbortSignal | undefined} */ #signal;
-  /** @type {(() => void) | undefined} */ #onAbort;
-
+class Discovery extends Follower {
   /**
    * Not constructed directly: {@link Client#discover} returns one.
    * @private
@@ -56,31 +48,7 @@ class Discovery {
    * @param {AbortSignal | undefined} signal
    */
   constructor(nativeDiscovery, signal) {
-    this.#ready = nativeDiscovery.then(
-      (d) => {
-        this.#native = d;
-        if (this.#closed) d.close();
-      },
-      (e) => {
-        this.#error = this.#error || fromNative(e);
-      },
-    );
-    if (signal) {
-      if (signal.aborted) {
-        this.#abort(signal);
-      } else {
-        this.#signal = signal;
-        this.#onAbort = () => this.#abort(signal);
-        signal.addEventListener('abort', this.#onAbort, { once: true });
-      }
-    }
-  }
-
-  /** @param {AbortSignal} signal */
-  #abort(signal) {
-    if (this.#closed) return;
-    this.#error = abortError(signal, 'The discovery');
-    this.close();
+    super(nativeDiscovery, (set) => set, signal, 'The discovery');
   }
 
   /**
@@ -90,55 +58,7 @@ class Discovery {
    * @returns {Promise<IteratorResult<Instances, undefined>>}
    */
   next() {
-    const r = this.#chain.then(() => this.#read());
-    this.#chain = r.catch(() => {});
-    return r;
-  }
-
-  /** @returns {Promise<IteratorResult<Instances, undefined>>} */
-  async #read() {
-    await this.#ready;
-    if (this.#error) throw this.#error;
-    if (this.#closed) return { value: undefined, done: true };
-    let set;
-    try {
-      set = await this.#native.next();
-    } catch (e) {
-      this.#error = this.#error || fromNative(e);
-      this.close();
-      throw this.#error;
-    }
-    if (this.#error) throw this.#error;
-    if (set == null || this.#closed) {
-      this.close();
-      return { value: undefined, done: true };
-    }
-    return { value: set, done: false };
-  }
-
-  /**
-   * Ends a `for await` loop early: closes the discovery.
-   * @returns {Promise<IteratorReturnResult<undefined>>}
-   */
-  async return() {
-    this.close();
-    return { value: undefined, done: true };
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
-
-  /** Stops following (its watch is closed); a pending `next()` resolves done. Idempotent. */
-  close() {
-    this.#closed = true;
-    if (this.#signal) this.#signal.removeEventListener('abort', /** @type {() => void} */ (this.#onAbort));
-    this.#signal = undefined;
-    if (this.#native) this.#native.close();
-  }
-
-  async [Symbol.asyncDispose]() {
-    this.close();
+    return super.next();
   }
 }
 

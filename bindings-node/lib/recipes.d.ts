@@ -130,7 +130,7 @@ export class Election {
  * read may be merged into the latest state, which is never skipped.
  * @implements {AsyncIterableIterator<Leader | null>}
  */
-export class Observer implements AsyncIterableIterator<Leader | null> {
+export class Observer extends Follower implements AsyncIterableIterator<Leader | null> {
     /**
      * Not constructed directly: {@link Election#observe} returns one.
      * @private
@@ -143,16 +143,6 @@ export class Observer implements AsyncIterableIterator<Leader | null> {
      * @returns {Promise<IteratorResult<Leader | null, undefined>>}
      */
     next(): Promise<IteratorResult<Leader | null, undefined>>;
-    /**
-     * Ends a `for await` loop early: closes the observer.
-     * @returns {Promise<IteratorReturnResult<undefined>>}
-     */
-    return(): Promise<IteratorReturnResult<undefined>>;
-    /** Stops observing; a pending `next()` resolves done. Idempotent. */
-    close(): void;
-    [Symbol.asyncIterator](): this;
-    [Symbol.asyncDispose](): Promise<void>;
-    #private;
 }
 /**
  * @typedef {object} AcquireOptions
@@ -195,3 +185,4 @@ export class RwLock {
 }
 import type { Bytes } from './args.js';
 import { Lock } from "./lock.js";
+import { Follower } from "./follower.js";

@@ -10,6 +10,7 @@ const log = require('../log.js');
 const { fromNative } = require('./errors.js');
 const { toBytes, toOptions, acquireOptions } = require('./args.js');
 const { Lock } = require('./lock.js');
+const { Follower } = require('./follower.js');
 const internal = require('./internal.js');
 
 /**
@@ -146,29 +147,14 @@ class Election {
  * read may be merged into the latest state, which is never skipped.
  * @implements {AsyncIterableIterator<Leader | null>}
  */
-class Observer {
-  /** @type {any} */ #native = null;
-  /** @type {Promise<void>} */ #ready;
-  #closed = false;
-  /** @type {unknown} */ #error = null;
-  /** One native read at a time, in the order next() was called. @type {Promise<unknown>} */
-  #chain = Promise.resolve();
-
+class Observer extends Follower {
   /**
    * Not constructed directly: {@link Election#observe} returns one.
    * @private
    * @param {Promise<any>} nativeObserver
    */
   constructor(nativeObserver) {
-    this.#ready = nativeObserver.then(
-      (o) => {
-        this.#native = o;
-        if (this.#closed) o.close();
-      },
-      (e) => {
-        this.#error = fromNative(e);
-      },
-    );
+    super(nativeObserver, (change) => change.leader ?? null, undefined, 'The observer');
   }
 
   /**
@@ -177,52 +163,7 @@ class Observer {
    * @returns {Promise<IteratorResult<Leader | null, undefined>>}
    */
   next() {
-    const r = this.#chain.then(() => this.#read());
-    this.#chain = r.catch(() => {});
-    return r;
-  }
-
-  /** @returns {Promise<IteratorResult<Leader | null, undefined>>} */
-  async #read() {
-    await this.#ready;
-    if (this.#error) throw this.#error;
-    if (this.#closed) return { value: undefined, done: true };
-    let change;
-    try {
-      change = await this.#native.next();
-    } catch (e) {
-      this.#error = fromNative(e);
-      this.#closed = true;
-      throw this.#error;
-    }
-    if (change == null || this.#closed) {
-      this.#closed = true;
-      return { value: undefined, done: true };
-    }
-    return { value: change.leader ?? null, done: false };
-  }
-
-  /**
-   * Ends a `for await` loop early: closes the observer.
-   * @returns {Promise<IteratorReturnResult<undefined>>}
-   */
-  async return() {
-    this.close();
-    return { value: undefined, done: true };
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
-
-  /** Stops observing; a pending `next()` resolves done. Idempotent. */
-  close() {
-    this.#closed = true;
-    if (this.#native) this.#native.close();
-  }
-
-  async [Symbol.asyncDispose]() {
-    this.close();
+    return super.next();
   }
 }
 
