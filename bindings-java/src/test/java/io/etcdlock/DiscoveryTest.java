@@ -15,8 +15,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Following a service's instances: one set per change, the iterator and the publisher. */
+@Timeout(60)
 class DiscoveryTest {
     static final RegisterOptions TTL = RegisterOptions.ttl(Duration.ofSeconds(5));
 

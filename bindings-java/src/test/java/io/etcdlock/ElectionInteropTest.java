@@ -14,8 +14,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** One election with `etcdctl elect` (Go's concurrency.Election). */
+@Timeout(60)
 class ElectionInteropTest {
     static final Duration TTL = Duration.ofSeconds(10);
 

@@ -14,8 +14,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Following an election's leader: the iterator, the publisher, the end at close. */
+@Timeout(60)
 class ElectionObserverTest {
     static final Duration TTL = Duration.ofSeconds(10);
     static final Duration WAIT = Duration.ofSeconds(10);
@@ -76,6 +78,7 @@ class ElectionObserverTest {
             assertThrows(java.util.NoSuchElementException.class, reader::next);
 
             List<Optional<Leader>> got = new CopyOnWriteArrayList<>();
+            CountDownLatch one = new CountDownLatch(1);
             CountDownLatch two = new CountDownLatch(2);
             CountDownLatch completed = new CountDownLatch(1);
             ElectionObserver published = election.observe();
@@ -88,6 +91,7 @@ class ElectionObserverTest {
                 @Override
                 public void onNext(Optional<Leader> item) {
                     got.add(item);
+                    one.countDown();
                     two.countDown();
                 }
 
@@ -99,6 +103,7 @@ class ElectionObserverTest {
                     completed.countDown();
                 }
             });
+            assertTrue(one.await(10, TimeUnit.SECONDS), "no first state");
             try (Leadership leading = election.campaign("x", WAIT)) {
                 assertTrue(two.await(10, TimeUnit.SECONDS), "got " + got);
                 assertEquals(Optional.empty(), got.get(0));

@@ -15,8 +15,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Leader election: campaign, leader(), proclaim, resign, FIFO terms, timeouts, fencing. */
+@Timeout(60)
 class ElectionTest {
     static final Duration TTL = Duration.ofSeconds(10);
     static final Duration WAIT = Duration.ofSeconds(10);

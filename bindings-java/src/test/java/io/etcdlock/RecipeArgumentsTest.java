@@ -8,11 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Bad input to the election, semaphore, read-write lock and registry: a clear exception, nothing
  * sent, nothing changed; and every call on a closed client is ClosedException.
  */
+@Timeout(60)
 class RecipeArgumentsTest {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
     static final Duration T = Duration.ofSeconds(10);

@@ -9,11 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A JVM that exits without closing its registrations deregisters them (the loader's shutdown
  * hook closes its client), not after their 30 s TTL.
  */
+@Timeout(60)
 class RegistryExitTest {
     // covers: REG-EXIT-001
     @Test

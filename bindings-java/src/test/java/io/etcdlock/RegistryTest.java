@@ -13,8 +13,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Registrations: listing, updates, takeover, recovery from a lost lease, the metrics. */
+@Timeout(60)
 class RegistryTest {
     static final RegisterOptions TTL = RegisterOptions.ttl(Duration.ofSeconds(5));
 

@@ -14,8 +14,10 @@ import java.util.concurrent.locks.ReadWriteLock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The fair read-write lock: readers together, a writer alone, in arrival order. */
+@Timeout(60)
 class RwLockTest {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
     static final Duration WAIT = Duration.ofSeconds(10);

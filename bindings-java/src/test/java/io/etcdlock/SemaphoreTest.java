@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The fair semaphore: the limit, try-once, timeouts, the permit count's checks. */
+@Timeout(60)
 class SemaphoreTest {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
     static final Duration WAIT = Duration.ofSeconds(10);
@@ -125,16 +127,17 @@ class SemaphoreTest {
     @Test
     void aTimeoutOnAFullSemaphoreLeavesNothing() throws Exception {
         String name = Etcd.uniqueName("sem-timeout");
-        DistributedSemaphore slots = client.semaphore(name, 1, TTL);
-        try (LockGuard held = slots.acquire(WAIT)) {
+        DistributedSemaphore slots = client.semaphore(name, 2, TTL);
+        try (LockGuard held = slots.acquire(WAIT); LockGuard second = slots.acquire(WAIT)) {
+            List<String> keys = List.of(held.key(), second.key());
             long t0 = System.nanoTime();
             assertThrows(LockTimeoutException.class, () -> slots.acquire(Duration.ofMillis(300)));
             assertTrue(System.nanoTime() - t0 >= 290_000_000L);
-            assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
+            assertEquals(keys, Etcd.keysUnder(name + "/"));
             java.util.concurrent.CompletionException late = assertThrows(java.util.concurrent.CompletionException.class,
                     () -> slots.acquireAsync(Duration.ofMillis(300)).join());
             assertTrue(late.getCause() instanceof LockTimeoutException, String.valueOf(late.getCause()));
-            assertEquals(List.of(held.key()), Etcd.keysUnder(name + "/"));
+            assertEquals(keys, Etcd.keysUnder(name + "/"));
         }
     }
 }
