@@ -1,8 +1,9 @@
 /*
  * etcdlock.hpp: a header-only C++11 RAII wrapper over the C API in etcdlock.h (hand-written,
  * not generated). Handles are move-only and freed by their destructors: a lock still held is
- * released, a lease still alive is revoked (etcdlock_lock_free / etcdlock_lease_free). Failures
- * throw etcdlock::error with the status code and the library's message.
+ * released, a lease still alive is revoked, a registration not closed is deregistered
+ * (etcdlock_lock_free / etcdlock_lease_free / etcdlock_registration_free). Failures throw
+ * etcdlock::error with the status code and the library's message.
  *
  *   etcdlock::client client("http://127.0.0.1:2379");
  *   {
@@ -20,6 +21,17 @@
  *   etcdlock::lock permit = client.semaphore_acquire("pool", 3, 10, 5000);
  *   etcdlock::lock reading = client.read_lock("config", 10, 5000);
  *
+ * The service registry: an instance kept registered on a lease of its own, the instances read
+ * now, and a discovery that follows them:
+ *
+ *   etcdlock::registration reg = client.register_instance("svc/api", "node-1", "10.0.0.7:50051", 10);
+ *   std::vector<etcdlock::instance> now = client.instances("svc/api");
+ *   etcdlock::discovery found = client.discover("svc/api");
+ *   std::vector<etcdlock::instance> set;
+ *   while (found.next(1000, &set)) { ... set[i].name, set[i].value ... }  // false: no change in time
+ *   reg.update("10.0.0.7:50052");                                        // fenced on its lease
+ *   reg.close();                                                         // deregistered here
+ *
  * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
  */
 #ifndef ETCDLOCK_HPP
@@ -31,6 +43,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace etcdlock {
 
@@ -57,6 +70,13 @@ struct client_free { void operator()(etcdlock_client *p) const noexcept { etcdlo
 struct lock_free { void operator()(etcdlock_lock *p) const noexcept { etcdlock_lock_free(p); } };
 struct lease_free { void operator()(etcdlock_lease *p) const noexcept { etcdlock_lease_free(p); } };
 struct observer_free { void operator()(etcdlock_observer *p) const noexcept { etcdlock_observer_free(p); } };
+struct registration_free {
+    void operator()(etcdlock_registration *p) const noexcept { etcdlock_registration_free(p); }
+};
+struct discovery_free { void operator()(etcdlock_discovery *p) const noexcept { etcdlock_discovery_free(p); } };
+struct instance_set_free {
+    void operator()(etcdlock_instance_set *p) const noexcept { etcdlock_instance_set_free(p); }
+};
 } // namespace detail
 
 /** An election's leader (etcdlock_leader copied out); `present` is false for "no leader". */
@@ -83,6 +103,41 @@ inline void take_leader(etcdlock_leader *l, etcdlock::leader *out) {
         }
     }
     etcdlock_leader_free(l);
+}
+} // namespace detail
+
+/** One registered instance of a service (etcdlock_instance copied out). */
+struct instance {
+    /** Its name: the key after `<service>/`. */
+    std::string name;
+    /** What it registered (may be empty; for Go gRPC clients an etcdlock_grpc_endpoint value). */
+    std::string value;
+    /** The lease its key is on (0 for a key put without one, e.g. by hand). */
+    int64_t lease = 0;
+    /** The revision of its latest put (registration or update). */
+    int64_t mod_revision = 0;
+};
+
+namespace detail {
+/** Copies `s` into `*out` and `*revision` (each if not NULL) and frees it. */
+inline void take_instances(etcdlock_instance_set *s, std::vector<etcdlock::instance> *out, int64_t *revision) {
+    std::unique_ptr<etcdlock_instance_set, instance_set_free> owned(s);
+    if (revision) *revision = s ? s->revision : 0;
+    if (!out) return;
+    std::vector<etcdlock::instance> v;
+    if (s) {
+        v.reserve(s->n_instances);
+        for (size_t i = 0; i < s->n_instances; i++) {
+            const etcdlock_instance &in = s->instances[i];
+            etcdlock::instance copy;
+            copy.name.assign(reinterpret_cast<const char *>(in.name), in.name_len);
+            copy.value.assign(reinterpret_cast<const char *>(in.value), in.value_len);
+            copy.lease = in.lease;
+            copy.mod_revision = in.mod_revision;
+            v.push_back(copy);
+        }
+    }
+    out->swap(v);
 }
 } // namespace detail
 
@@ -159,6 +214,84 @@ private:
     friend class client;
     explicit observer(etcdlock_observer *p) : p_(p) {}
     std::unique_ptr<etcdlock_observer, detail::observer_free> p_;
+};
+
+/** An instance kept registered (client::register_instance): `<service>/<instance>` on a lease
+ *  of its own kept alive in the background, registered again on a new lease when that one is
+ *  lost, until close(), another registrant taking the name over, or its client closing. The
+ *  destructor deregisters one not closed in the background (etcdlock_registration_free); close()
+ *  does it before returning. */
+class registration {
+public:
+    /** `<service>/<instance>`. */
+    std::string key() const {
+        size_t len = 0;
+        const uint8_t *k = etcdlock_registration_key(p_.get(), &len);
+        return k ? std::string(reinterpret_cast<const char *>(k), len) : std::string();
+    }
+    /** The lease the key is on now; 0 while it is being registered again or once it ended. */
+    int64_t lease_id() const noexcept { return etcdlock_registration_lease_id(p_.get()); }
+    /** Cheap local check: registered now, as far as this process knows. */
+    bool is_registered() const noexcept { return etcdlock_registration_is_registered(p_.get()); }
+    /** Replaces the registered value (also for later registrations), written only while the key
+     *  is on this registration's lease: throws ETCDLOCK_E_NOT_HELD, writing nothing, while it is
+     *  being registered again, after it was taken over, or once closed. Returns the write's
+     *  revision. */
+    int64_t update(const std::string &value) {
+        int64_t rev = 0;
+        detail::check(etcdlock_registration_update(p_.get(), detail::bytes(value), value.size(), &rev),
+                      "etcdlock_registration_update");
+        return rev;
+    }
+    /** Waits at most `timeout_ms` for the next event: true and `*out` (nullable) set when one
+     *  came (`kind` ETCDLOCK_REGISTRATION_LOST with its `reason`, _RESTORED with the new `lease`,
+     *  or _TAKEN_OVER, the last), false when none came in time. Throws ETCDLOCK_E_CLOSED once
+     *  closed, after TAKEN_OVER, or once the client is closed. */
+    bool next_event(int64_t timeout_ms, etcdlock_registration_event *out) {
+        etcdlock_registration_event e = {0, 0, 0};
+        int rc = etcdlock_registration_next_event(p_.get(), timeout_ms, &e);
+        if (rc == ETCDLOCK_E_TIMEOUT) return false;
+        detail::check(rc, "etcdlock_registration_next_event");
+        if (out) *out = e;
+        return true;
+    }
+    /** Deregisters now: deletes the key (if still this registration's) and revokes the lease
+     *  before returning; a next_event() waiting on another thread throws ETCDLOCK_E_CLOSED.
+     *  Idempotent. Throws ETCDLOCK_E_CLOSED if its client was closed first (which left nothing). */
+    void close() { detail::check(etcdlock_registration_close(p_.get()), "etcdlock_registration_close"); }
+    etcdlock_registration *get() const noexcept { return p_.get(); }
+
+private:
+    friend class client;
+    explicit registration(etcdlock_registration *p) : p_(p) {}
+    std::unique_ptr<etcdlock_registration, detail::registration_free> p_;
+};
+
+/** Follows a service's instances (client::discover); the destructor stops it. Sends nothing
+ *  until the first next(). */
+class discovery {
+public:
+    /** Waits at most `timeout_ms` for the next instance set (the current one first, then the
+     *  whole set after each change): true and `*out` (nullable; ordered by name) and
+     *  `*revision` (nullable; the revision the set is the state at) set when one came, false
+     *  when nothing changed in time (nothing is lost: a later call reports it). Throws
+     *  ETCDLOCK_E_CLOSED once the client or the discovery is closed. */
+    bool next(int64_t timeout_ms, std::vector<etcdlock::instance> *out, int64_t *revision = nullptr) {
+        etcdlock_instance_set *s = nullptr;
+        int rc = etcdlock_discovery_next(p_.get(), timeout_ms, &s);
+        if (rc == ETCDLOCK_E_TIMEOUT) return false;
+        detail::check(rc, "etcdlock_discovery_next");
+        detail::take_instances(s, out, revision);
+        return true;
+    }
+    /** Ends a next() waiting on another thread (it throws ETCDLOCK_E_CLOSED), and every later one. */
+    void close() noexcept { etcdlock_discovery_close(p_.get()); }
+    etcdlock_discovery *get() const noexcept { return p_.get(); }
+
+private:
+    friend class client;
+    explicit discovery(etcdlock_discovery *p) : p_(p) {}
+    std::unique_ptr<etcdlock_discovery, detail::discovery_free> p_;
 };
 
 /** A connection to etcd; may be used by any number of threads at once. */
@@ -262,6 +395,36 @@ public:
 
     void del(const std::string &key) {
         detail::check(etcdlock_delete(p_.get(), detail::bytes(key), key.size()), "etcdlock_delete");
+    }
+
+    /** Registers `name` as an instance of `service` (the key `<service>/<name>`, the layout of
+     *  etcd's Go endpoints manager) with `value` (at most 4096 bytes) on a new lease of `ttl_s`
+     *  seconds. `flags`: 0, or ETCDLOCK_REGISTER_REPLACE to take over a name another registrant
+     *  holds (without it that throws ETCDLOCK_E_WOULD_BLOCK, leaving nothing in etcd). */
+    etcdlock::registration register_instance(const std::string &service, const std::string &name,
+                                             const std::string &value, int64_t ttl_s, uint32_t flags = 0) {
+        etcdlock_registration *r = nullptr;
+        detail::check(etcdlock_register(p_.get(), service.c_str(), name.c_str(), detail::bytes(value), value.size(),
+                                        ttl_s, flags, &r),
+                      "etcdlock_register");
+        return etcdlock::registration(r);
+    }
+
+    /** The instances of `service` now, whoever registered them, ordered by name (one
+     *  linearizable read); `*revision` (nullable) is the revision they are the state at. */
+    std::vector<etcdlock::instance> instances(const std::string &service, int64_t *revision = nullptr) {
+        etcdlock_instance_set *s = nullptr;
+        detail::check(etcdlock_instances(p_.get(), service.c_str(), &s), "etcdlock_instances");
+        std::vector<etcdlock::instance> out;
+        detail::take_instances(s, &out, revision);
+        return out;
+    }
+
+    /** Follows the instances of `service`: see discovery::next. */
+    etcdlock::discovery discover(const std::string &service) {
+        etcdlock_discovery *d = nullptr;
+        detail::check(etcdlock_discover(p_.get(), service.c_str(), &d), "etcdlock_discover");
+        return etcdlock::discovery(d);
     }
 
     etcdlock_client *get() const noexcept { return p_.get(); }
