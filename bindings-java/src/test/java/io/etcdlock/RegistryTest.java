@@ -53,6 +53,8 @@ class RegistryTest {
             reg.close();
             assertEquals(List.of(svc + "/n1"), Etcd.keysUnder(svc + "/"), "the first one's close deleted the taker's key");
             taker.close();
+            // Gone when close returns (not in the background after it).
+            assertEquals(List.of(), other.instances(svc).instances());
             taker.close();
             assertEquals(List.of(), Etcd.keysUnder(svc + "/"));
             List<Long> leases = Etcd.leases();
