@@ -70,7 +70,7 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
-     * The fair semaphore {@code name} with {@code permits} holders at most. Sends nothing.
+     * The fair semaphore {@code name}: {@code permits} holders at most. Sends nothing.
      *
      * @param name the semaphore's name (as a lock name)
      * @param permits 1 to 1024; every participant of a name must give the same number
@@ -85,8 +85,7 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
-     * The fair read-write lock {@code name}: a {@link java.util.concurrent.locks.ReadWriteLock}.
-     * Sends nothing.
+     * The fair read-write lock {@code name}, a {@link java.util.concurrent.locks.ReadWriteLock}.
      *
      * @param name the lock's name
      * @param options the lease TTL (and an optional value)
@@ -101,8 +100,7 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
-     * The election {@code name}, interoperable with Go's {@code concurrency.Election} and
-     * {@code etcdctl elect}. Sends nothing.
+     * The election {@code name} (shared with Go's {@code concurrency.Election}). Sends nothing.
      *
      * @param name the election's name
      * @param ttl the TTL of the lease candidates' keys are bound to, rounded up to whole seconds
@@ -128,14 +126,8 @@ public final class EtcdLockClient implements AutoCloseable {
      * @throws IllegalArgumentException for a bad name or value (nothing sent)
      */
     public Registration register(String service, String instance, byte[] value, RegisterOptions options) {
-        Objects.requireNonNull(service, "service");
-        Objects.requireNonNull(instance, "instance");
-        Objects.requireNonNull(value, "value");
-        Objects.requireNonNull(options, "options");
         Logging.refresh();
-        RegistrationSink sink = new RegistrationSink();
-        long r = handle.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
-        return new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+        return Registration.start(handle, service, instance, value, options);
     }
 
     /**

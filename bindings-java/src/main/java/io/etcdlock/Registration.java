@@ -16,7 +16,18 @@ public final class Registration implements AutoCloseable {
     private final RegistrationSink sink;
     private final String key;
 
-    Registration(NativeHandle handle, RegistrationSink sink) {
+    /** Registers (blocking until etcd has it); bad arguments throw with nothing sent. */
+    static Registration start(NativeHandle client, String service, String instance, byte[] value, RegisterOptions options) {
+        Objects.requireNonNull(service, "service");
+        Objects.requireNonNull(instance, "instance");
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(options, "options");
+        RegistrationSink sink = new RegistrationSink();
+        long r = client.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
+        return new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+    }
+
+    private Registration(NativeHandle handle, RegistrationSink sink) {
         this.handle = handle;
         this.sink = sink;
         this.key = new String(handle.with(Native::registrationKey), StandardCharsets.UTF_8);
