@@ -113,29 +113,23 @@ final class StreamSubscription<T> implements Flow.Subscription, Runnable {
             if (cancelled) {
                 return false;
             }
-            if (demand == 0 && badRequest == 0) {
-                // Closed while nothing was requested: the end is signalled without demand.
-                cancelled = true;
-                lock.unlock();
-                try {
-                    subscriber.onComplete();
-                } finally {
-                    lock.lock();
-                }
-                return false;
-            }
             bad = badRequest;
-            if (bad == 0) {
+            if (bad == 0 && demand > 0) {
                 if (demand != Long.MAX_VALUE) {
                     demand--;
                 }
                 return true;
             }
+            // A bad request, or the stream closed while nothing was requested.
             cancelled = true;
         } finally {
             lock.unlock();
         }
         // Signalled outside the lock: the subscriber may call back into request/cancel.
+        if (bad == 0) {
+            subscriber.onComplete(); // the end needs no demand
+            return false;
+        }
         watch.close();
         subscriber.onError(new IllegalArgumentException("request(n) needs n > 0, got " + (bad == -1 ? 0 : bad)));
         return false;
