@@ -72,7 +72,14 @@ class RecipeArgumentsTest {
         Election election = client.election(name, T);
         DistributedSemaphore sem = client.semaphore(name + "-sem", 2, TTL);
         DistributedReadWriteLock rw = client.rwlock(name + "-rw", TTL);
+        Registration reg = client.register(name + "-svc", "n1", bytes("v"), RegisterOptions.defaults());
+        ElectionObserver observer = election.observe();
         client.close();
+        assertTrue(!reg.isRegistered() && Etcd.keysUnder(name + "-svc/").isEmpty(), "the close left the registration");
+        assertThrows(NotHeldException.class, () -> reg.update("w")); // the core: not registered now
+        reg.close();
+        assertThrows(ClosedException.class, observer::hasNext);
+        observer.close();
         assertThrows(ClosedException.class, () -> client.election(name, T));
         assertThrows(ClosedException.class, () -> client.semaphore(name, 2, TTL));
         assertThrows(ClosedException.class, () -> client.rwlock(name, TTL));
