@@ -88,6 +88,17 @@ public final class Election {
     }
 
     /**
+     * {@link #campaignAsync(byte[], Duration)} with UTF-8 text.
+     *
+     * @param value the proposal
+     * @param timeout how long to wait
+     * @return the leadership, or the failure as the exceptional outcome
+     */
+    public CompletableFuture<Leadership> campaignAsync(String value, Duration timeout) {
+        return campaignAsync(text(value), timeout);
+    }
+
+    /**
      * The current leader (one read).
      *
      * @return the leader, or empty when nobody campaigns

@@ -101,7 +101,7 @@ class ElectionTest {
     void aSecondCandidateWaitsThenLeadsWithABiggerToken() throws Exception {
         String name = Etcd.uniqueName("elect-fifo");
         Leadership first = client.election(name, TTL).campaign("one", WAIT);
-        CompletableFuture<Leadership> second = other.election(name, TTL).campaignAsync(bytes("two"), WAIT);
+        CompletableFuture<Leadership> second = other.election(name, TTL).campaignAsync("two", WAIT);
         assertTrue(Etcd.eventually(WAIT, () -> Etcd.keysUnder(name + "/").size() == 2), "the second candidate never queued");
         assertFalse(second.isDone(), "two leaders at once");
         assertEquals("one", client.election(name, TTL).leader().orElseThrow().valueString());

@@ -45,7 +45,7 @@ class RecipeArgumentsTest {
             assertThrows(NullPointerException.class, () -> election.campaign("v", null));
             assertThrows(IllegalArgumentException.class, () -> election.campaign("v", Duration.ofSeconds(-1)));
             assertThrows(IllegalArgumentException.class, () -> election.campaign(new byte[4097], T));
-            assertThrows(NullPointerException.class, () -> election.campaignAsync(null, T));
+            assertThrows(NullPointerException.class, () -> election.campaignAsync((byte[]) null, T));
             assertEquals(List.of(), Etcd.keysUnder(name));
             assertEquals(leases.size(), Etcd.leases().size(), "a refused call left a lease");
             try (Leadership leading = election.campaign("v", T)) {
