@@ -9,10 +9,7 @@ root="$(cd "$here/.." && pwd)"
 cd "$root"
 [ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
 # Maven and a JDK (17, the baseline) from Debian's packages when missing.
-if ! command -v mvn >/dev/null || ! command -v javac >/dev/null; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq maven openjdk-17-jdk-headless >/dev/null
-fi
+bash scripts/install-java.sh
 
 tmp="$(mktemp -d /tmp/etcdlock-java-test.XXXXXX)"
 state="$tmp/etcd.json"
