@@ -1,9 +1,11 @@
 """The demo's second phase, after the mutex run, on the same cluster: a leader election and a
 semaphore, one worker process per candidate or permit user, in every language whose binding has
-them (workers.COORD_LANGS: not Java's yet).
+them (workers.COORD_LANGS).
 
 - election: one candidate per language campaigns in ELECTION proposing its name; the leader
   proclaims "<name> leads" and makes fenced writes ("<name> token <T> write <n>") to TERM_KEY.
+  The candidates of LEAD_ORDER start first, each once the one before it is queued in etcd (so Rust
+  leads first and Java, queued next, takes over: every run shows both); the others then together.
   The demo SIGKILLs the first leader; the next candidate must lead with a bigger token within the
   TTL plus a margin, and etcd's own history must show every fenced write landing from the leader
   of that moment (the lowest create revision alive under ELECTION/), one term after the other.
@@ -30,6 +32,9 @@ WRITE_MS, HOLD_MS = 100, 250
 TAKEOVER_MARGIN_S = 1.5  # the next leader leads within TTL + this after the SIGKILL
 BOLD, RESET = "\033[1m", "\033[0m"
 TERM_VALUE = re.compile(r"^(\S+) token (\d+) write (\d+)$")
+# The first leader (SIGKILLed) and the candidate queued next (it takes over): a fixed order, since
+# arrival order would otherwise favour the fastest-starting processes and a JVM starts last.
+LEAD_ORDER = ("rust", "java")
 
 
 class Phase:
@@ -75,15 +80,21 @@ class Phase:
                           key=lambda e: e["t"])
 
 
-def _wait(pred, timeout: float):
-    """Polls pred() every 10 ms until it returns something truthy or timeout passes (bounded)."""
+def _wait(pred, timeout: float, every: float = 0.01):
+    """Polls pred() every `every` s until it returns something truthy or timeout passes (bounded)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = pred()
         if got:
             return got
-        time.sleep(0.01)
+        time.sleep(every)
     return None
+
+
+def _queued(cluster, label: str) -> bool:
+    """Whether the candidate `label` has its key under ELECTION/ (its proposal, or "<label> leads")."""
+    out = cluster.etcdctl("get", "--prefix", ELECTION + "/", "--print-value-only", check=False)
+    return any(v in (label, f"{label} leads") for v in out.splitlines())
 
 
 def run(cluster, args, env: dict, plan: list[str], t0: int, colors: dict) -> dict:
@@ -104,17 +115,20 @@ def run(cluster, args, env: dict, plan: list[str], t0: int, colors: dict) -> dic
     print(f"{BOLD}second phase: {'; '.join(parts)}{RESET}; TTL {args.ttl}s")
     sys.stdout.flush()
     candidates, slot_users = [], []
-    if "election" in plan:
-        for lang in workers.COORD_LANGS:
-            candidates.append(pool.start_with(lang, f"{lang}-cand", {
-                "DEMO_MODE": "election", "DEMO_ELECTION": ELECTION, "DEMO_TERM_KEY": TERM_KEY,
-                "DEMO_LABEL": f"{lang}-cand", "DEMO_WRITE_MS": str(WRITE_MS), "DEMO_UNTIL_NS": str(el_until)}))
     if "semaphore" in plan:
         for i in range(args.slot_workers):
             lang = workers.COORD_LANGS[i % len(workers.COORD_LANGS)]
             slot_users.append(pool.start_with(lang, f"{lang}-slot{i // len(workers.COORD_LANGS) + 1}", {
                 "DEMO_MODE": "semaphore", "DEMO_SEMAPHORE": SLOTS, "DEMO_PERMITS": str(args.permits),
                 "DEMO_HOLD_MS": str(HOLD_MS), "DEMO_UNTIL_NS": str(sem_until)}))
+    if "election" in plan:
+        ordered = [lang for lang in LEAD_ORDER if lang in workers.COORD_LANGS]
+        for lang in ordered + [lang for lang in workers.COORD_LANGS if lang not in ordered]:
+            candidates.append(pool.start_with(lang, f"{lang}-cand", {
+                "DEMO_MODE": "election", "DEMO_ELECTION": ELECTION, "DEMO_TERM_KEY": TERM_KEY,
+                "DEMO_LABEL": f"{lang}-cand", "DEMO_WRITE_MS": str(WRITE_MS), "DEMO_UNTIL_NS": str(el_until)}))
+            if lang in ordered:  # queued before the next one starts (bounded: after 10 s it starts anyway)
+                _wait(lambda: _queued(cluster, f"{lang}-cand"), 10, every=0.05)
     done: dict = {"candidates": [w.label for w in candidates], "slot_users": [w.label for w in slot_users]}
     try:
         if candidates:

@@ -8,7 +8,7 @@ an SVG timeline, and exits non-zero if any check fails.
               [--episodes kill,freeze,leader,etcdctl,cli,election,semaphore] [--report-dir demo-report] [--tls]
 
 After the mutex run, a second phase on the same cluster (demo/coordination.py): one candidate per
-language (Rust, Python, Node, C: the Java binding has no election or semaphore yet) campaigns in a leader election whose first leader is SIGKILLed, and workers across the
+language (Rust, Python, Node, C, Java) campaigns in a leader election whose first leader is SIGKILLed, and workers across the
 languages share a semaphore with --permits permits.
 
 With --tls every member serves clients over TLS and requires a client certificate (mTLS), with a

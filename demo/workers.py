@@ -13,8 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 LANGS = ("rust", "python", "node", "c", "java")
 # The languages whose binding has an election and a semaphore: the second phase's (coordination.py).
-# Java's (bindings-java, phase 1) has locks, leases and key-value calls only.
-COORD_LANGS = ("rust", "python", "node", "c")
+COORD_LANGS = ("rust", "python", "node", "c", "java")
 C_WORKER = os.path.join(REPO, "target", "demo", "worker_c")
 JAVA_JAR = os.path.join(REPO, "bindings-java", "target", "etcdlock-0.1.0.jar")
 JAVA_CLASSES = os.path.join(REPO, "target", "demo", "java")

@@ -4,22 +4,25 @@
 // Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
 // DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; System.nanoTime reads that clock on Linux); with
 // https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
-// With DEMO_SERVICE set, the worker registers itself there as DEMO_LABEL while it runs: the key
-// <DEMO_SERVICE>/<DEMO_LABEL> on a lease of its own (the registry's layout), put again on a new
-// lease when that lease is lost. The Java binding has no `register` yet (phase 1), so this is the
-// registration done by hand with client.lease and client.put(key, value, lease).
-// DEMO_MODE=election or DEMO_MODE=semaphore (the demo's second phase) is not supported: the Java
-// binding has no election or semaphore yet; the worker reports an error and exits 2.
+// DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
+// campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
+// to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
+// semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+// With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 //
 // Built by demo/workers.py (javac, once, into target/demo/java) and run as
 //   java -cp bindings-java/target/etcdlock-0.1.0.jar:target/demo/java Worker
 import io.etcdlock.ClientOptions;
 import io.etcdlock.DistributedLock;
+import io.etcdlock.DistributedSemaphore;
+import io.etcdlock.Election;
 import io.etcdlock.EtcdLockClient;
 import io.etcdlock.EtcdLockException;
-import io.etcdlock.Lease;
+import io.etcdlock.Leadership;
 import io.etcdlock.LockGuard;
 import io.etcdlock.LockOptions;
+import io.etcdlock.RegisterOptions;
+import io.etcdlock.Registration;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -86,26 +89,31 @@ public final class Worker {
     public static void main(String[] args) throws Exception {
         Map<String, String> env = System.getenv();
         String mode = env.getOrDefault("DEMO_MODE", "");
-        if (mode.equals("election") || mode.equals("semaphore")) {
-            emit("ev", "error", "error", "DEMO_MODE=" + mode + ": the Java binding has no " + mode + " yet");
-            System.exit(2);
-        }
         long until = Long.parseLong(env.get("DEMO_UNTIL_NS"));
-        long work = Long.parseLong(env.get("DEMO_WORK_MS"));
         long ttl = Long.parseLong(env.get("DEMO_TTL"));
-        String counterKey = env.get("DEMO_COUNTER");
         long pid = ProcessHandle.current().pid();
         ClientOptions.Builder options = ClientOptions.builder().endpoints(env.get("ETCDLOCK_ENDPOINTS").split(","));
         if (env.get("DEMO_TLS_CA") != null && !env.get("DEMO_TLS_CA").isEmpty()) {
             options.tls(Path.of(env.get("DEMO_TLS_CA")), path(env.get("DEMO_TLS_CERT")), path(env.get("DEMO_TLS_KEY")));
         }
+        if (mode.equals("election") || mode.equals("semaphore")) {
+            try (EtcdLockClient client = EtcdLockClient.connect(options.build())) {
+                if (mode.equals("election")) {
+                    election(client, env, ttl, until);
+                } else {
+                    semaphore(client, env, ttl, until);
+                }
+            }
+            emit("ev", "done");
+            System.exit(0);
+        }
+        long work = Long.parseLong(env.get("DEMO_WORK_MS"));
+        String counterKey = env.get("DEMO_COUNTER");
         try (EtcdLockClient client = EtcdLockClient.connect(options.build())) {
             // The value is who queues: the report's queue inspection shows it.
             DistributedLock lock = client.lock(env.get("DEMO_LOCK"),
                     LockOptions.ttl(Duration.ofSeconds(ttl)).value(("java pid " + pid).getBytes(StandardCharsets.UTF_8)));
-            Registration reg = env.get("DEMO_SERVICE") == null || env.get("DEMO_SERVICE").isEmpty() ? null
-                    : new Registration(client, env.get("DEMO_SERVICE") + "/" + env.get("DEMO_LABEL"),
-                            ("java pid " + pid).getBytes(StandardCharsets.UTF_8), Duration.ofSeconds(ttl));
+            Registration reg = register(client, env, ttl, pid);
             emit("ev", "ready");
             while (System.nanoTime() < until) {
                 emit("ev", "waiting");
@@ -154,7 +162,11 @@ public final class Worker {
                 }
             }
             if (reg != null) {
-                reg.close();
+                try {
+                    reg.close(); // deregisters: the key deleted, the lease revoked
+                } catch (EtcdLockException e) {
+                    emit("ev", "error", "error", "unregister " + describe(e));
+                }
             }
             emit("ev", "metrics", "text", client.metricsText());
         }
@@ -162,89 +174,122 @@ public final class Worker {
         System.exit(0);
     }
 
-    static Path path(String p) {
-        return p == null || p.isEmpty() ? null : Path.of(p);
+    /** Registers this worker in DEMO_SERVICE (if set) as DEMO_LABEL, reporting losses. */
+    static Registration register(EtcdLockClient client, Map<String, String> env, long ttl, long pid) {
+        String service = env.get("DEMO_SERVICE");
+        if (service == null || service.isEmpty()) {
+            return null;
+        }
+        Registration reg = client.register(service, env.get("DEMO_LABEL"),
+                ("java pid " + pid).getBytes(StandardCharsets.UTF_8), RegisterOptions.ttl(Duration.ofSeconds(ttl)));
+        reg.onLost(reason -> emit("ev", "unregistered", "reason", reason));
+        reg.onRestored(lease -> emit("ev", "registered_again", "lease", lease));
+        reg.onTakenOver(() -> emit("ev", "unregistered", "reason", "taken_over"));
+        return reg;
     }
 
-    /** <service>/<label> on a lease of its own, put again on a new lease whenever that one is lost. */
-    static final class Registration {
-        private final EtcdLockClient client;
-        private final String key;
-        private final byte[] value;
-        private final Duration ttl;
-        private Lease lease;
-        private boolean closed;
+    /** Nanoseconds left before until (CLOCK_MONOTONIC ns), 0 once it passed. */
+    static long left(long until) {
+        return Math.max(0, until - System.nanoTime());
+    }
 
-        Registration(EtcdLockClient client, String key, byte[] value, Duration ttl) {
-            this.client = client;
-            this.key = key;
-            this.value = value;
-            this.ttl = ttl;
-            synchronized (this) {
-                lease = grant();
-            }
-        }
+    /** A wait of what is left before until, at least a millisecond. */
+    static Duration timeoutUntil(long until) {
+        return Duration.ofNanos(Math.max(1_000_000L, left(until)));
+    }
 
-        /** A new lease with the key put on it; its loss reported and mended on a thread of our own. */
-        private Lease grant() {
-            Lease l = client.lease(ttl);
+    static void election(EtcdLockClient client, Map<String, String> env, long ttl, long until) throws InterruptedException {
+        String label = env.get("DEMO_LABEL");
+        String termKey = env.get("DEMO_TERM_KEY");
+        long every = Long.parseLong(env.get("DEMO_WRITE_MS"));
+        Election elect = client.election(env.get("DEMO_ELECTION"), Duration.ofSeconds(ttl));
+        emit("ev", "ready");
+        while (left(until) > 0) {
+            emit("ev", "campaigning");
+            Leadership leadership;
             try {
-                client.put(key, value, l);
-            } catch (RuntimeException e) {
-                l.close();
-                throw e;
-            }
-            l.onLost(reason -> {
-                synchronized (this) {
-                    if (closed || lease != l) {
-                        return;
-                    }
-                }
-                emit("ev", "unregistered", "reason", reason);
-                Thread t = new Thread(() -> again(l), "demo-register");
-                t.setDaemon(true);
-                t.start();
-            });
-            return l;
-        }
-
-        /** Registers again as soon as etcd allows (bounded: until the registration is closed). */
-        private void again(Lease lost) {
-            lost.close();
-            for (int attempt = 0; attempt < 600; attempt++) { // 2 minutes at most
-                synchronized (this) {
-                    if (closed) {
-                        return;
-                    }
-                }
-                try {
-                    Lease l = grant();
-                    synchronized (this) {
-                        if (closed) {
-                            l.close();
-                            return;
-                        }
-                        lease = l;
-                    }
-                    emit("ev", "registered_again", "lease", l.id());
-                    return;
-                } catch (EtcdLockException e) {
+                leadership = elect.campaign(label, timeoutUntil(until));
+            } catch (EtcdLockException e) { // LOCK_TIMEOUT at the deadline
+                emit("ev", "campaign_ended", "error", e.kind());
+                if (left(until) > 0) {
                     sleepMs(200);
                 }
-            }
-        }
-
-        void close() {
-            Lease l;
-            synchronized (this) {
-                closed = true;
-                l = lease;
+                continue;
             }
             try {
-                l.close(); // revokes: the key goes with it
-            } catch (EtcdLockException e) {
-                emit("ev", "error", "error", "unregister " + describe(e));
+                long token = leadership.fencingToken();
+                emit("ev", "leading", "token", token, "key", leadership.key());
+                leadership.onLost(reason -> emit("ev", "lost", "token", token, "reason", reason));
+                try {
+                    emit("ev", "proclaimed", "token", token, "rev", leadership.proclaim(label + " leads"));
+                } catch (EtcdLockException e) {
+                    emit("ev", "proclaim_refused", "token", token, "error", e.kind());
+                }
+                for (long seq = 1; left(until) > 0 && leadership.isHeld(); seq++) {
+                    byte[] value = (label + " token " + token + " write " + seq).getBytes(StandardCharsets.UTF_8);
+                    try {
+                        long rev = leadership.putIfHeld(termKey, value);
+                        emit("ev", "term_write", "token", token, "seq", seq, "rev", rev);
+                    } catch (EtcdLockException e) {
+                        emit("ev", "term_refused", "token", token, "seq", seq, "error", e.kind());
+                    }
+                    sleepMs(every);
+                }
+                try {
+                    leadership.resign();
+                    emit("ev", "resigned", "token", token);
+                } catch (EtcdLockException e) {
+                    emit("ev", "resign_failed", "token", token, "error", e.kind());
+                }
+            } finally {
+                try {
+                    leadership.close(); // frees the handle (already resigned, or lost)
+                } catch (EtcdLockException e) {
+                    // LockLostException: reported by onLost and resign_failed already
+                }
             }
         }
+    }
+
+    static void semaphore(EtcdLockClient client, Map<String, String> env, long ttl, long until) throws InterruptedException {
+        DistributedSemaphore slots = client.semaphore(env.get("DEMO_SEMAPHORE"), Integer.parseInt(env.get("DEMO_PERMITS")),
+                LockOptions.ttl(Duration.ofSeconds(ttl)));
+        long hold = Long.parseLong(env.get("DEMO_HOLD_MS"));
+        emit("ev", "ready");
+        while (left(until) > 0) {
+            emit("ev", "waiting");
+            LockGuard permit;
+            try {
+                permit = slots.acquire(timeoutUntil(until));
+            } catch (EtcdLockException e) { // LOCK_TIMEOUT at the deadline
+                emit("ev", "error", "error", describe(e));
+                if (left(until) > 0) {
+                    sleepMs(200);
+                }
+                continue;
+            }
+            try {
+                long token = permit.fencingToken();
+                emit("ev", "acquired", "token", token, "key", permit.key());
+                sleepMs(hold);
+                emit("ev", "releasing", "token", token);
+                try {
+                    permit.release();
+                    emit("ev", "released", "token", token);
+                } catch (EtcdLockException e) {
+                    emit("ev", "release_failed", "token", token, "error", e.kind());
+                }
+            } finally {
+                try {
+                    permit.close(); // frees the handle (already released, or lost)
+                } catch (EtcdLockException e) {
+                    // LockLostException: reported by release_failed already
+                }
+            }
+        }
+    }
+
+    static Path path(String p) {
+        return p == null || p.isEmpty() ? null : Path.of(p);
     }
 }
