@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -145,6 +146,31 @@ class ElectionTest {
         assertEquals(List.of(), Etcd.keysUnder(name + "/"));
         assertFalse(leading.isHeld());
         assertThrows(LockLostException.class, leading::close);
+    }
+
+    // covers: ELECT-PHANTOM-001
+    @Test
+    void aWaitingCandidateWhoseLeaseIsRevokedFailsAndNeverLeads() throws Exception {
+        String name = Etcd.uniqueName("elect-phantom");
+        try (Leadership leading = client.election(name, TTL).campaign("one", WAIT)) {
+            CompletableFuture<Leadership> waiting = other.election(name, Duration.ofSeconds(7)).campaignAsync("two", WAIT);
+            assertTrue(Etcd.eventually(WAIT, () -> Etcd.keysUnder(name + "/").size() == 2), "the second candidate never queued");
+            String waiterKey = Etcd.keysUnder(name + "/").stream().filter(k -> !k.equals(leading.key())).findFirst().orElseThrow();
+            // The key is <name>/<lease hex>: revoke that lease behind the candidate's back (etcd-io/etcd#11007).
+            Etcd.etcdctl("lease", "revoke", waiterKey.substring(name.length() + 1).split("-")[0]);
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> waiting.get(2, TimeUnit.SECONDS),
+                    "the phantom candidate's campaign did not fail within 2 s");
+            assertTrue(failed.getCause() instanceof LockLostException, String.valueOf(failed.getCause()));
+            // The leader is undisturbed, and the phantom never leads.
+            assertTrue(leading.isHeld());
+            Leader leader = client.election(name, TTL).leader().orElseThrow();
+            assertEquals(leading.key(), leader.key());
+            assertEquals("one", leader.valueString());
+            assertEquals(List.of(leading.key()), Etcd.keysUnder(name + "/"));
+            leading.proclaim("still one");
+            assertEquals("still one", client.election(name, TTL).leader().orElseThrow().valueString());
+        }
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
     }
 
     @Test

@@ -88,6 +88,29 @@ class RwLockTest {
         }
     }
 
+    // covers: RW-MUTEX-001
+    @Test
+    void aPlainLockOnTheNameIsAWriter() throws Exception {
+        String name = Etcd.uniqueName("rw-mutex");
+        DistributedReadWriteLock rw = other.rwlock(name, TTL);
+        try (LockGuard mutex = client.lock(name, TTL).acquire(WAIT)) {
+            EtcdLockException busy = assertThrows(EtcdLockException.class, () -> rw.readLock().acquire(Duration.ZERO));
+            assertEquals("WOULD_BLOCK", busy.kind());
+            long t0 = System.nanoTime();
+            assertThrows(LockTimeoutException.class, () -> rw.readLock().acquire(Duration.ofMillis(300)));
+            assertTrue(System.nanoTime() - t0 >= 290_000_000L);
+            assertEquals(List.of(mutex.key()), Etcd.keysUnder(name + "/"));
+        }
+        LockGuard r1 = rw.readLock().acquire(Duration.ZERO);
+        LockGuard r2 = rw.readLock().acquire(Duration.ZERO);
+        EtcdLockException busy = assertThrows(EtcdLockException.class, () -> client.lock(name, TTL).acquire(Duration.ZERO));
+        assertEquals("WOULD_BLOCK", busy.kind());
+        assertEquals(List.of(r1.key(), r2.key()).stream().sorted().toList(), Etcd.keysUnder(name + "/").stream().sorted().toList());
+        r1.close();
+        r2.close();
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
+
     @Test
     void theReadWriteLockInterface() throws Exception {
         String name = Etcd.uniqueName("rw-iface");

@@ -2,12 +2,14 @@ package io.etcdlock;
 
 import static io.etcdlock.Etcd.bytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -78,6 +80,51 @@ class SemaphoreTest {
         assertEquals(3, most.get(), "holders at once");
         assertTrue(mostMarks.get() >= 1 && mostMarks.get() <= 3, "marks at once: " + mostMarks.get());
         assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
+
+    // covers: SEM-FIFO-001
+    @Test
+    void waitersGetPermitsInArrivalOrder() throws Exception {
+        String name = Etcd.uniqueName("sem-fifo");
+        List<EtcdLockClient> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < 7; i++) {
+                clients.add(Etcd.client());
+            }
+            List<LockGuard> holders = new ArrayList<>();
+            holders.add(clients.get(0).semaphore(name, 2, TTL).acquire(WAIT));
+            holders.add(clients.get(1).semaphore(name, 2, TTL).acquire(WAIT));
+            // 5 waiters, each queued (its key in etcd) before the next comes.
+            List<CompletableFuture<LockGuard>> waiters = new ArrayList<>();
+            for (int i = 2; i < 7; i++) {
+                waiters.add(clients.get(i).semaphore(name, 2, TTL).acquireAsync(Duration.ofSeconds(30)));
+                int queued = i + 1;
+                assertTrue(Etcd.eventually(WAIT, () -> Etcd.keysUnder(name + "/").size() == queued), "waiter " + i + " never queued");
+            }
+            Thread.sleep(100);
+            assertTrue(waiters.stream().noneMatch(CompletableFuture::isDone), "a waiter got a permit of a full semaphore");
+            // Release the older holder, one at a time: each release lets exactly the next waiter in.
+            long last = Math.max(holders.get(0).fencingToken(), holders.get(1).fencingToken());
+            for (int n = 0; n < waiters.size(); n++) {
+                holders.remove(0).close();
+                LockGuard next = waiters.get(n).get(10, TimeUnit.SECONDS);
+                Thread.sleep(50);
+                for (int later = n + 1; later < waiters.size(); later++) {
+                    assertFalse(waiters.get(later).isDone(), "waiter " + (later + 2) + " overtook waiter " + (n + 2));
+                }
+                assertTrue(next.fencingToken() > last, "tokens not increasing: " + next.fencingToken() + " after " + last);
+                last = next.fencingToken();
+                holders.add(next);
+            }
+            for (LockGuard h : holders) {
+                h.close();
+            }
+            assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+        } finally {
+            for (EtcdLockClient c : clients) {
+                c.close();
+            }
+        }
     }
 
     // covers: SEM-PERMITS-001
