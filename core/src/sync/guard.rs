@@ -250,10 +250,11 @@ impl LockGuard {
                 Ok(())
             }
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),
-            (None, false) => {
-                self.shared.mark_lost(LostReason::KeyDeleted);
-                Err(not_held("the lock key was already gone at release"))
-            }
+            // Not marked lost: the lost signal fires for a loss, never once release began, and
+            // a key gone at release may be the release's own delete (an attempt at a member that
+            // went silent, applied there while the same delete sent to the next member found
+            // nothing: the soak saw it once in ~1,800 releases under its nemesis).
+            (None, false) => Err(not_held("the lock key was already gone at release")),
         }
     }
 
