@@ -1320,6 +1320,10 @@ static void test_close_fails_waiting_acquire(void) {
 
     etcdlock_client *c = connect_client();
     if (!c) return;
+    /* The holder counts (its name is the lease ID as etcdctl prints it, zero-padded): a try
+     * fails, so the waiter below really waits. */
+    etcdlock_lock *tmp = NULL;
+    CHECK_RC(etcdlock_lock_acquire(c, name, 10, 0, NULL, &tmp), ETCDLOCK_E_WOULD_BLOCK);
     struct waiter w = {c, name, (etcdlock_lock *)0x1, -1, 0};
     pthread_t t;
     pthread_create(&t, NULL, acquire_and_wait, &w);

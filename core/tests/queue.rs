@@ -81,6 +81,36 @@ async fn keys_that_are_no_waiters_never_make_the_lock_busy() {
     client.close().await;
 }
 
+// covers: LOCK-FOREIGN-003
+#[tokio::test]
+async fn a_holder_key_named_from_etcdctl_output_holds_the_lock() {
+    // `etcdctl lease grant` prints a lease ID zero-padded to 16 digits; an operator who puts a
+    // holder's key named from that output holds the lock as `etcdctl lock` would. One lease ID
+    // in 8 starts with a zero digit on a fresh etcd (its leading bits are the member ID's).
+    let eps = shared().endpoints();
+    let mut raw = raw(&eps).await;
+    let client = client().await;
+    let name = prefix("padded") + "jobs";
+    // A lease ID of ours with leading zero digits (etcd's own start with the member ID's bits).
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let id = (nanos as i64 & 0xffff_ffff_ffff) | 1;
+    let lease = raw.lease_grant(60, Some(etcd_client::LeaseGrantOptions::new().with_id(id))).await.unwrap().id();
+    assert_eq!(lease, id);
+    let holder = format!("{name}/{lease:016x}");
+    assert!(holder.ends_with(&format!("/0000{lease:x}")));
+    raw.put(holder.clone(), "", Some(PutOptions::new().with_lease(lease))).await.unwrap();
+    let m = client.mutex(name.clone(), 10).unwrap();
+    assert_eq!(m.try_lock().await.unwrap_err().kind(), ErrorKind::WouldBlock);
+    let waiting = tokio::spawn(async move { m.lock_with(within(10_000)).await.map(|g| (m, g)) });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the waiter must wait for the padded holder");
+    raw.lease_revoke(lease).await.unwrap();
+    let (_m, g) = tokio::time::timeout(Duration::from_secs(10), waiting).await.unwrap().unwrap().expect("handed over");
+    g.release().await.unwrap();
+    assert!(keys_under(&eps, &format!("{name}/")).await.is_empty());
+    client.close().await;
+}
+
 // covers: LOCK-NESTED-001
 #[tokio::test]
 async fn a_lock_and_a_lock_named_under_it_are_independent() {

@@ -43,9 +43,12 @@ pub(crate) fn is_waiter(prefix: &[u8], kv: &KeyValue) -> bool {
     parse_hex(id) == Some(kv.lease as u64) && slot.map_or(true, |s| parse_hex(s).is_some_and(|n| n > 0))
 }
 
-/// `s` as Go's `%x` writes a number: lower-case hex digits, no leading zero.
+/// `s` as a lower-case hex number: as Go's `%x` writes it, or zero-padded to 16 digits, as
+/// `etcdctl lease grant` prints a lease ID (an operator who names a holder's key from that
+/// output makes a waiter too: counting one key too many as a waiter can only make the lock
+/// busier, never let two hold it).
 fn parse_hex(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 16 || (s.len() > 1 && s[0] == b'0') {
+    if s.is_empty() || s.len() > 16 {
         return None;
     }
     s.iter().try_fold(0u64, |n, &c| {
@@ -166,12 +169,15 @@ mod tests {
         assert!(is_waiter(p, &kv("jobs/694d8a1b", 0x694d8a1b)));
         assert!(is_waiter(p, &kv("jobs/694d8a1b-2", 0x694d8a1b)));
         assert!(is_waiter(p, &kv("jobs/694d8a1b-1f", 0x694d8a1b)));
+        // Zero-padded, as `etcdctl lease grant` prints lease IDs.
+        assert!(is_waiter(p, &kv("jobs/00000000694d8a1b", 0x694d8a1b)));
+        assert!(is_waiter(p, &kv("jobs/0694d8a1b", 0x694d8a1b)));
         for (key, lease) in [
             ("jobs/694d8a1b", 0),            // no lease: a user's key
             ("jobs/694d8a1b", 0x694d8a1c),   // another lease's name
             ("jobs/last", 0x694d8a1b),       // a user's key on a lease
             ("jobs/a/694d8a1b", 0x694d8a1b), // the queue of lock "jobs/a"
-            ("jobs/0694d8a1b", 0x694d8a1b),  // not how %x writes it
+            ("jobs/00000000694d8a1b0", 0x694d8a1b), // more than 16 digits
             ("jobs/694D8A1B", 0x694d8a1b),
             ("jobs/694d8a1b-", 0x694d8a1b),
             ("jobs/694d8a1b-0", 0x694d8a1b),
