@@ -561,6 +561,34 @@ async fn a_release_whose_reply_is_lost_succeeds_on_retry_and_never_touches_the_n
     client.close().await;
 }
 
+// covers: FAULT-UNLOCK-003
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_applied_by_a_member_that_then_goes_silent_is_a_success() {
+    use etcd_testkit::proxy::Mode;
+    let etcd = Etcd::start(3);
+    let (proxies, via) = proxied(&etcd);
+    let client = etcdlock::Client::connect(via, Default::default()).await.unwrap();
+    let m = client.mutex("silentrelease", 10).unwrap();
+    let g = m.lock().await.unwrap();
+    // The member the KV requests go to: the one whose proxy passes most of a burst of reads.
+    let before: Vec<u64> = proxies.iter().map(|p| p.sent()).collect();
+    for _ in 0..50 {
+        client.get(b"silentrelease-probe").await.unwrap();
+    }
+    let kv = (0..proxies.len()).max_by_key(|&i| proxies[i].sent() - before[i]).unwrap();
+    // Its replies stop: the fenced delete is applied there and its answer never comes, so a
+    // second later the channel sends the same delete to the next member, which finds the key
+    // gone (by the release's own hand).
+    proxies[kv].set(Mode::HoldReplies);
+    let r = tokio::time::timeout(Duration::from_secs(10), g.release()).await.expect("release hung");
+    proxies[kv].set(Mode::Pass);
+    r.expect("a release applied at the member that went silent is a success");
+    assert_eq!(g.lost_reason(), None);
+    assert!(keys_under(&etcd.endpoints(), "silentrelease/").await.is_empty());
+    m.try_lock().await.unwrap().release().await.unwrap();
+    client.close().await;
+}
+
 // covers: FAULT-UNLOCK-002
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_that_fails_while_etcd_is_unreachable_still_frees_the_lock_once_it_is_back() {

@@ -251,9 +251,8 @@ impl LockGuard {
             }
             (Some(r), _) => Err(not_held(&format!("the lock was lost ({r}) before release"))),
             // Not marked lost: the lost signal fires for a loss, never once release began, and
-            // a key gone at release may be the release's own delete (an attempt at a member that
-            // went silent, applied there while the same delete sent to the next member found
-            // nothing: the soak saw it once in ~1,800 releases under its nemesis).
+            // a key gone at release may be the release's own delete by a way `delete_key` cannot
+            // see.
             (None, false) => Err(not_held("the lock key was already gone at release")),
         }
     }
@@ -314,8 +313,10 @@ impl Shared {
     /// holder's key (etcd's Go mutex deletes by name: etcd-io/etcd#22082).
     ///
     /// When an attempt's reply is lost (a connection reset) it is sent again, and that finds the
-    /// key already gone, deleted by the first one: an attempt that may have been applied counts
-    /// as the delete. (An operator deleting the key in that same moment cannot be told apart.)
+    /// key already gone, deleted by the first one; so does the copy the channel sends to a
+    /// second member when the first stays silent (`h2_channel`). An attempt that may have been
+    /// applied counts as the delete. (An operator deleting the key in that same moment cannot be
+    /// told apart.)
     async fn delete_key(&self) -> Result<bool> {
         let maybe_deleted = AtomicBool::new(false);
         let flag = &maybe_deleted;
@@ -327,8 +328,8 @@ impl Shared {
                     .and_then([TxnOp::delete(self.key.clone(), None)]);
                 let mut kv = rpc.kv.get();
                 async move {
-                    let r = kv.txn(txn).await;
-                    if r.as_ref().is_err_and(crate::error::may_have_applied) {
+                    let (r, twice) = crate::transport::h2_channel::noting_second_send(kv.txn(txn)).await;
+                    if twice || r.as_ref().is_err_and(crate::error::may_have_applied) {
                         flag.store(true, Ordering::Release);
                     }
                     r

@@ -57,6 +57,20 @@ pub(crate) struct Call {
 tokio::task_local! {
     /// The request being made (set by `Client::send` around each attempt).
     pub(crate) static CALL: Call;
+    /// Set when the request went to a second member too (see `Shared::send`), for a caller
+    /// that asks with [`noting_second_send`].
+    static SENT_TWICE: std::cell::Cell<bool>;
+}
+
+/// Runs `f` (a request on this channel) and says whether it went to a second member too: then
+/// the answer may be the second copy's, which finds the work already done by the first (a
+/// fenced delete whose compare fails because its own first copy deleted the key).
+pub(crate) async fn noting_second_send<F: Future>(f: F) -> (F::Output, bool) {
+    SENT_TWICE.scope(std::cell::Cell::new(false), async move {
+        let out = f.await;
+        (out, SENT_TWICE.with(std::cell::Cell::get))
+    })
+    .await
 }
 
 /// Bounds on one connection attempt with more than one endpoint; see [`attempt_limit`].
@@ -222,6 +236,7 @@ impl Shared {
         let first = async { self.answered(&conn, response.await) };
         let second = async {
             let (conn, response) = self.start(&req).await?;
+            let _ = SENT_TWICE.try_with(|c| c.set(true));
             self.answered(&conn, response.await)
         };
         first_ok(first, second).await
