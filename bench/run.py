@@ -95,9 +95,13 @@ BASELINES = {"raw": RAW, "raw (etcdlock's channel)": RAW_H2, "lock-shaped": SHAP
 # C's 64 tasks are chains of `_async` calls; its 64 blocked threads get a row of their own.
 # Python's 64 tasks are asyncio tasks on an AsyncClient; 64 threads on one blocking Client (a
 # thread pool's way) get a row of their own too.
+# Java's 64 tasks are 64 platform threads blocked in acquire() (the way most JVM code would lock);
+# 64 chains of acquireAsync() (each released on the callback thread that completed it: the guard
+# has no asynchronous release) get a row of their own.
 VARIANTS = {
     "c threads": ("c", "lock many (64 tasks)", "lock many (64 threads)"),
     "python threads": ("python", "lock many (64 tasks)", "lock many (64 threads)"),
+    "java async": ("java", "lock many (64 tasks)", "lock many (64 async)"),
 }
 
 
@@ -238,8 +242,10 @@ def print_table(rounds, langs):
                   + (f" {ratio((w, lang), (w, 'jetcd'))} | {ratio((w, lang), (w, 'jetcd'), 'cpu_us_per_cycle')} |" if jetcd else ""))
     print("\n(x Go: against the same round's window of etcd's Go concurrency.Mutex (bench/go), the same workload;"
           "\n x jetcd: likewise against jetcd's Lock client (bench/java, --impl jetcd); java: our Java binding,"
-          "\n its 64 'tasks' are 64 platform threads blocked in acquire(); python: 64 asyncio tasks,"
-          "\n python threads: 64 threads on one blocking Client; c threads: 64 threads blocked in acquire;"
+          "\n its 64 'tasks' are 64 platform threads blocked in acquire(); java async: 64 chains of"
+          "\n acquireAsync(), each released (blocking) on the callback thread that completed it;"
+          "\n python: 64 asyncio tasks, python threads: 64 threads on one blocking Client;"
+          "\n c threads: 64 threads blocked in acquire;"
           "\n x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
           "\n [a-b]: the middle half of the per-round ratios, i.e. how much one round differed from the next;"
           "\n CPU us/cycle: the bench process's CPU time (user + system, all its threads) over the window per"

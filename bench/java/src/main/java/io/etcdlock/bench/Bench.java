@@ -23,6 +23,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -44,7 +45,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * (64 tasks)" (64 threads on one client, each its own name; jetcd: one lease for all, as Go's one
  * session); "lock contended (N clients)" (N clients, each its own connection (and jetcd lease),
  * one thread each, on one name: cycles/s, handoff p50/p99 = next holder's acquire return minus
- * the previous holder's release start, Jain's index over the clients' counts). CPU per cycle is
+ * the previous holder's release start, Jain's index over the clients' counts). Our binding also
+ * runs "lock many (64 async)" ("java async" in run.py): the 64 names on one client as 64 chains of
+ * {@code acquireAsync()} each restarting itself from the completion, no thread of the bench's own
+ * per chain; the guard has no asynchronous release, so each chain's {@code release()} blocks the
+ * etcdlock callback thread that completed its acquire (that pool grows to the releases in
+ * flight). CPU per cycle is
  * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
  * cycles. The first window of each workload in a process is preceded by an unmeasured one of
  * --warmup seconds (default 0.3; bench/run.py passes up to 5): the JIT's warm-up, since a JVM
@@ -118,6 +124,7 @@ public final class Bench {
         switch (workload) {
             case "lock uncontended": return simple(workload, many(1, seconds), seconds);
             case "lock many (64 tasks)": return simple(workload, many(64, seconds), seconds);
+            case "lock many (64 async)": return simple(workload, manyAsync(64, seconds), seconds);
             case "lock contended (4 clients)": return contended(4, seconds);
             case "lock contended (16 clients)": return contended(16, seconds);
             default: throw new IllegalArgumentException("unknown workload " + workload);
@@ -284,6 +291,97 @@ public final class Bench {
             return new long[] {Arrays.stream(counts).sum(), cpu};
         } finally {
             conn.close();
+        }
+    }
+
+    /**
+     * A timeout too long for milliseconds: the binding waits without a limit then
+     * (DistributedLock.millis), as {@code acquire()} does.
+     */
+    static final Duration NO_LIMIT = Duration.ofSeconds(Long.MAX_VALUE);
+
+    /**
+     * Cycles and CPU ns of `tasks` chains on one connection of our binding, each locking its own
+     * name: {@code acquireAsync} whose completion (on an etcdlock callback thread) releases the
+     * guard there (blocking: the guard has no asynchronous release), counts the cycle and starts
+     * the next acquire, until the window ends, as many()'s threads check it before each cycle.
+     */
+    long[] manyAsync(int tasks, double seconds) throws Exception {
+        if (!"etcdlock".equals(impl)) {
+            throw new IllegalArgumentException("lock many (64 async) is our binding's (--impl etcdlock)");
+        }
+        OurConn conn = new OurConn(endpoints);
+        try {
+            String prefix = unique("lock");
+            DistributedLock[] locks = new DistributedLock[tasks];
+            for (int i = 0; i < tasks; i++) {
+                locks[i] = conn.client.lock(prefix + "/" + i, LockOptions.ttl(Duration.ofSeconds(TTL)));
+                LockGuard g = locks[i].acquire(); // a first cycle before timing starts, as many()'s
+                g.release();
+                g.close();
+            }
+            long[] counts = new long[tasks];
+            List<CompletableFuture<Void>> done = new ArrayList<>();
+            long cpu0 = cpuNanos();
+            long deadline = System.nanoTime() + (long) (seconds * 1e9);
+            for (int i = 0; i < tasks; i++) {
+                done.add(new CompletableFuture<>());
+                chain(locks[i], i, counts, deadline, done.get(i));
+            }
+            CompletableFuture.allOf(done.toArray(new CompletableFuture<?>[0])).join(); // a chain's failure: CompletionException
+            long cpu = cpuNanos() - cpu0;
+            return new long[] {Arrays.stream(counts).sum(), cpu};
+        } finally {
+            conn.close();
+        }
+    }
+
+    /**
+     * One chain from here on: cycles until the deadline, then completes `done`. A cycle whose
+     * acquire completed before its stage was attached runs in this loop, not by recursion.
+     * counts[t] is written only by the chain's current stage, each after the one before it.
+     */
+    static void chain(DistributedLock lock, int t, long[] counts, long deadline, CompletableFuture<Void> done) {
+        while (true) {
+            if (System.nanoTime() >= deadline) {
+                done.complete(null);
+                return;
+            }
+            CompletableFuture<LockGuard> f = lock.acquireAsync(NO_LIMIT);
+            if (!f.isDone()) {
+                f.whenComplete((g, e) -> {
+                    if (cycled(g, e, t, counts, done)) {
+                        chain(lock, t, counts, deadline, done);
+                    }
+                });
+                return;
+            }
+            LockGuard g = null;
+            Throwable e = null;
+            try {
+                g = f.join();
+            } catch (Throwable x) {
+                e = x;
+            }
+            if (!cycled(g, e, t, counts, done)) {
+                return;
+            }
+        }
+    }
+
+    /** Releases an acquired guard and counts the cycle; a failure completes `done` instead. */
+    static boolean cycled(LockGuard g, Throwable e, int t, long[] counts, CompletableFuture<Void> done) {
+        try {
+            if (e != null) {
+                throw e;
+            }
+            g.release();
+            g.close();
+            counts[t]++;
+            return true;
+        } catch (Throwable x) {
+            done.completeExceptionally(x);
+            return false;
         }
     }
 
