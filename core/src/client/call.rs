@@ -97,7 +97,9 @@ impl Client {
                     // etcd rejected the token before doing anything: authenticate again, once
                     // per call, and send the request again (also one that is not idempotent).
                     Err(e) if e.is_stale_token() && !refreshed.swap(true, Ordering::AcqRel) => {
-                        Err(inner.refresh_token(generation).await.map_or_else(|e| e, |()| e.resend()))
+                        // Boxed: the refresh is an auth call of kilobytes, rare, that every
+                        // request's future would otherwise carry and copy.
+                        Err(Box::pin(inner.refresh_token(generation)).await.map_or_else(|e| e, |()| e.resend()))
                     }
                     r => r,
                 }
