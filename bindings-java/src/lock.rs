@@ -213,6 +213,36 @@ pub extern "system" fn Java_io_etcdlock_Native_guardRelease<'l>(mut env: JNIEnv<
     })
 }
 
+/// Starts releasing the lock as `guardRelease` does (fenced delete, lost callback disarmed here)
+/// and returns at once; the outcome goes to `sink.done(String kind, String message)` exactly once,
+/// on a runtime thread (two nulls, or the error): the same path as `lockAcquire`'s outcome
+/// (`spawn_call`: CLOSED if the runtime shuts down first, INTERNAL if it panicked). A freed
+/// guard or a null sink throws here (nothing sent, no `done`). The task holds its own reference
+/// to the lock, so freeing the handle meanwhile does not end it.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_guardReleaseAsync<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong, sink: JObject<'l>) {
+    entry(&mut env, (), |env| {
+        let g = guard(h)?;
+        if sink.is_null() {
+            return Err(invalid("sink must not be null"));
+        }
+        let sink = env.new_global_ref(&sink)?;
+        g.watcher.disarm();
+        let held = g.guard.clone();
+        etcdlock::runtime::linger::spawn_call(async move { held.release().await }, move |outcome| {
+            callback::call(|env| {
+                let (kind, message) = match &outcome {
+                    Ok(()) => (JObject::null(), JObject::null()),
+                    Err(e) => (env.new_string(e.kind().code())?.into(), env.new_string(e.message())?.into()),
+                };
+                env.call_method(&sink, "done", "(Ljava/lang/String;Ljava/lang/String;)V", &[JValue::Object(&kind), JValue::Object(&message)])?;
+                Ok(())
+            });
+        });
+        Ok(())
+    })
+}
+
 /// Frees the guard, releasing the lock first if still held (a guard nobody released).
 #[no_mangle]
 pub extern "system" fn Java_io_etcdlock_Native_guardFree<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) {

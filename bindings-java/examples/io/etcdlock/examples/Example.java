@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The README's example: a lock held for a block, a fenced write, a lost callback, an async
- * acquire. Run it with the etcd endpoints as the first argument (default http://127.0.0.1:2379).
+ * acquire and async release. Run it with the etcd endpoints as the first argument (default http://127.0.0.1:2379).
  */
 public final class Example {
     public static void main(String[] args) throws Exception {
@@ -30,6 +30,10 @@ public final class Example {
             try (LockGuard held = later.get()) {
                 System.out.println("held again with fencing token " + held.fencingToken());
             }
+            // Without blocking a thread: the release starts when the acquire completes.
+            lock.acquireAsync(Duration.ofSeconds(5))
+                    .thenCompose(held -> held.releaseAsync()) // NotHeldException if it was lost meanwhile
+                    .get();
             client.delete("example/orders-last");
             System.out.println("done");
         }

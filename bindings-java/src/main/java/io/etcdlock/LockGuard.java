@@ -3,7 +3,9 @@ package io.etcdlock;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -12,6 +14,7 @@ import java.util.function.Consumer;
  * block. Holding can end without a release: when the lease expires (the process was cut off from
  * etcd longer than the TTL), the key is deleted, or the client closes. Write through
  * {@link #putIfHeld} to make writes that must happen only under the lock safe against that.
+ * {@link #releaseAsync} releases it without blocking a thread.
  */
 public final class LockGuard implements AutoCloseable {
     private final NativeHandle handle;
@@ -21,6 +24,8 @@ public final class LockGuard implements AutoCloseable {
     private final String key;
     private final LostSink lost = new LostSink();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The native outcome of {@link #releaseAsync}, once it was called. */
+    private final AtomicReference<CompletableFuture<Void>> asyncRelease = new AtomicReference<>();
 
     LockGuard(NativeHandle handle, String name) {
         this.handle = handle;
@@ -60,6 +65,9 @@ public final class LockGuard implements AutoCloseable {
      * @return whether the lock is still held as far as this process knows
      */
     public boolean isHeld() {
+        if (asyncRelease.get() != null) {
+            return false;
+        }
         try {
             return handle.with(Native::guardIsHeld);
         } catch (ClosedException e) {
@@ -108,14 +116,16 @@ public final class LockGuard implements AutoCloseable {
     /**
      * Calls {@code callback} with the reason ({@code expired}, {@code revoked}, {@code key_deleted},
      * {@code closed}) once the lock is lost, not when it is released; on an etcdlock callback
-     * thread, at once if it is lost already. Callbacks added after {@link #release} never run.
+     * thread, at once if it is lost already. Callbacks added after {@link #release} (or
+     * {@link #releaseAsync}) never run.
      *
      * @param callback called once with the reason
      * @throws NotHeldException if the lock was released
      */
     public void onLost(Consumer<String> callback) {
         try {
-            if (handle.with(Native::guardIsReleased) && handle.with(Native::guardLostReason) == null) {
+            boolean released = asyncRelease.get() != null || handle.with(Native::guardIsReleased);
+            if (released && handle.with(Native::guardLostReason) == null) {
                 throw notHeld();
             }
             lost.add(callback, () -> handle.run(g -> Native.guardOnLost(g, lost)));
@@ -128,14 +138,66 @@ public final class LockGuard implements AutoCloseable {
      * Releases the lock: deletes its key only if it is still this holder's (never a later
      * holder's). No lost callback runs after this returns.
      *
-     * @throws NotHeldException if it was already released, or lost
+     * @throws NotHeldException if it was already released (also by {@link #releaseAsync}), or lost
      */
     public void release() {
+        if (asyncRelease.get() != null) {
+            throw alreadyReleased();
+        }
         try {
             handle.run(Native::guardRelease);
         } catch (ClosedException e) {
             throw notHeld();
         }
+    }
+
+    /**
+     * {@link #release()} without blocking the calling thread: the release runs on etcdlock's
+     * runtime and the future completes on an etcdlock callback thread (as
+     * {@link DistributedLock#acquireAsync}'s does), normally once the key is deleted, or
+     * exceptionally with what {@code release()} would throw: {@link NotHeldException} if the lock
+     * was already released (by {@code release()} or an earlier {@code releaseAsync()}) or lost,
+     * including by the client's close; nothing is thrown by this call itself. The lost callback
+     * is disarmed before this returns. Cancelling the future does not stop the release. Afterwards
+     * {@link #release()} throws {@link NotHeldException} and {@link #close()} only frees the
+     * guard (once the release is over).
+     *
+     * <pre>{@code
+     * lock.acquireAsync(Duration.ofSeconds(5))
+     *     .thenCompose(held -> {
+     *         work(held.fencingToken());
+     *         return held.releaseAsync();
+     *     })
+     *     .whenComplete((done, error) -> { ... }); // error: e.g. a NotHeldException, the lock was lost
+     * }</pre>
+     *
+     * @return completed once the lock is released; exceptionally with {@link NotHeldException}
+     *     if it was already released, or lost
+     */
+    public CompletableFuture<Void> releaseAsync() {
+        ReleaseCall call = new ReleaseCall();
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        // Completed on a callback thread, never a runtime thread (dependent stages may block).
+        // The stage refers to this guard, so its handle is not freed by the Cleaner meanwhile.
+        call.result.whenCompleteAsync((v, error) -> {
+            if (error == null) {
+                released.complete(null);
+            } else {
+                // As release(): a closed client's CLOSED, like a freed guard, is NotHeld.
+                released.completeExceptionally(error instanceof ClosedException ? notHeld() : error);
+            }
+        }, Callbacks.EXECUTOR);
+        if (!asyncRelease.compareAndSet(null, call.result)) {
+            call.result.completeExceptionally(alreadyReleased());
+            return released;
+        }
+        try {
+            handle.run(g -> Native.guardReleaseAsync(g, call));
+        } catch (RuntimeException e) {
+            // Nothing started (a closed guard): the future carries it, as the outcome would.
+            call.result.completeExceptionally(e);
+        }
+        return released;
     }
 
     /**
@@ -147,6 +209,18 @@ public final class LockGuard implements AutoCloseable {
     @Override
     public void close() {
         if (closed.getAndSet(true)) {
+            return;
+        }
+        CompletableFuture<Void> releasing = asyncRelease.get();
+        if (releasing != null) {
+            // Released by releaseAsync: freed once that is over (a free before it starts would
+            // release the lock itself, and the async release would report NotHeld); then off the
+            // runtime thread that completes it.
+            if (releasing.isDone()) {
+                handle.close();
+            } else {
+                releasing.whenCompleteAsync((v, e) -> handle.close(), Callbacks.EXECUTOR);
+            }
             return;
         }
         String lostWhy = null;
@@ -175,6 +249,10 @@ public final class LockGuard implements AutoCloseable {
         } catch (RuntimeException e) {
             // Lost meanwhile: nothing to release.
         }
+    }
+
+    private NotHeldException alreadyReleased() {
+        return new NotHeldException("the lock " + name + " was already released");
     }
 
     private NotHeldException notHeld() {

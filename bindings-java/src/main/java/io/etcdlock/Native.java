@@ -103,6 +103,12 @@ final class Native {
 
     static native void guardRelease(long guard);
 
+    /**
+     * Starts guardRelease on the runtime and returns at once; the outcome goes to
+     * {@code call.done(kind, message)} once, on a runtime thread (two nulls on success).
+     */
+    static native void guardReleaseAsync(long guard, ReleaseCall call);
+
     static native void guardFree(long guard);
 
     /** An observer of election {@code name} (kind 0) or a discovery of service {@code name} (kind 1). */

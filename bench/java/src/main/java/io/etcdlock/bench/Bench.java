@@ -47,10 +47,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * one thread each, on one name: cycles/s, handoff p50/p99 = next holder's acquire return minus
  * the previous holder's release start, Jain's index over the clients' counts). Our binding also
  * runs "lock many (64 async)" ("java async" in run.py): the 64 names on one client as 64 chains of
- * {@code acquireAsync()} each restarting itself from the completion, no thread of the bench's own
- * per chain; the guard has no asynchronous release, so each chain's {@code release()} blocks the
- * etcdlock callback thread that completed its acquire (that pool grows to the releases in
- * flight). CPU per cycle is
+ * {@code acquireAsync()} then {@code LockGuard.releaseAsync()}, each restarting itself from the
+ * release's completion, no thread of the bench's own per chain and no blocking call on the
+ * etcdlock callback threads that complete them. CPU per cycle is
  * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
  * cycles. The first window of each workload in a process is preceded by an unmeasured one of
  * --warmup seconds (default 0.3; bench/run.py passes up to 5): the JIT's warm-up, since a JVM
@@ -302,9 +301,10 @@ public final class Bench {
 
     /**
      * Cycles and CPU ns of `tasks` chains on one connection of our binding, each locking its own
-     * name: {@code acquireAsync} whose completion (on an etcdlock callback thread) releases the
-     * guard there (blocking: the guard has no asynchronous release), counts the cycle and starts
-     * the next acquire, until the window ends, as many()'s threads check it before each cycle.
+     * name: {@code acquireAsync}, then from its completion {@code releaseAsync} (both completed on
+     * etcdlock callback threads, neither blocking one), whose completion counts the cycle and
+     * starts the next acquire, until the window ends, as many()'s threads check it before each
+     * cycle.
      */
     long[] manyAsync(int tasks, double seconds) throws Exception {
         if (!"etcdlock".equals(impl)) {
@@ -337,9 +337,10 @@ public final class Bench {
     }
 
     /**
-     * One chain from here on: cycles until the deadline, then completes `done`. A cycle whose
-     * acquire completed before its stage was attached runs in this loop, not by recursion.
-     * counts[t] is written only by the chain's current stage, each after the one before it.
+     * One chain from here on: cycles (acquireAsync, then releaseAsync from its completion) until
+     * the deadline, then completes `done`. A cycle whose release completed before its stage was
+     * attached runs in this loop, not by recursion. counts[t] is written only by the chain's
+     * current stage, each after the one before it.
      */
     static void chain(DistributedLock lock, int t, long[] counts, long deadline, CompletableFuture<Void> done) {
         while (true) {
@@ -347,42 +348,37 @@ public final class Bench {
                 done.complete(null);
                 return;
             }
-            CompletableFuture<LockGuard> f = lock.acquireAsync(NO_LIMIT);
+            // The guard is closed once released (close() after releaseAsync only frees it).
+            CompletableFuture<Void> f = lock.acquireAsync(NO_LIMIT)
+                    .thenCompose(g -> g.releaseAsync().whenComplete((v, x) -> g.close()));
             if (!f.isDone()) {
-                f.whenComplete((g, e) -> {
-                    if (cycled(g, e, t, counts, done)) {
+                f.whenComplete((v, e) -> {
+                    if (cycled(e, t, counts, done)) {
                         chain(lock, t, counts, deadline, done);
                     }
                 });
                 return;
             }
-            LockGuard g = null;
             Throwable e = null;
             try {
-                g = f.join();
+                f.join();
             } catch (Throwable x) {
                 e = x;
             }
-            if (!cycled(g, e, t, counts, done)) {
+            if (!cycled(e, t, counts, done)) {
                 return;
             }
         }
     }
 
-    /** Releases an acquired guard and counts the cycle; a failure completes `done` instead. */
-    static boolean cycled(LockGuard g, Throwable e, int t, long[] counts, CompletableFuture<Void> done) {
-        try {
-            if (e != null) {
-                throw e;
-            }
-            g.release();
-            g.close();
-            counts[t]++;
-            return true;
-        } catch (Throwable x) {
-            done.completeExceptionally(x);
+    /** Counts a cycle whose release completed; a failure (`e`) completes `done` instead. */
+    static boolean cycled(Throwable e, int t, long[] counts, CompletableFuture<Void> done) {
+        if (e != null) {
+            done.completeExceptionally(e);
             return false;
         }
+        counts[t]++;
+        return true;
     }
 
     static Report simple(String name, long[] cyclesCpu, double seconds) {
