@@ -96,8 +96,8 @@ BASELINES = {"raw": RAW, "raw (etcdlock's channel)": RAW_H2, "lock-shaped": SHAP
 # Python's 64 tasks are asyncio tasks on an AsyncClient; 64 threads on one blocking Client (a
 # thread pool's way) get a row of their own too.
 # Java's 64 tasks are 64 platform threads blocked in acquire() (the way most JVM code would lock);
-# 64 chains of acquireAsync() (each released on the callback thread that completed it: the guard
-# has no asynchronous release) get a row of their own.
+# 64 chains of acquireAsync() then releaseAsync(), no thread blocked per chain, get a row of
+# their own.
 VARIANTS = {
     "c threads": ("c", "lock many (64 tasks)", "lock many (64 threads)"),
     "python threads": ("python", "lock many (64 tasks)", "lock many (64 threads)"),
@@ -243,7 +243,7 @@ def print_table(rounds, langs):
     print("\n(x Go: against the same round's window of etcd's Go concurrency.Mutex (bench/go), the same workload;"
           "\n x jetcd: likewise against jetcd's Lock client (bench/java, --impl jetcd); java: our Java binding,"
           "\n its 64 'tasks' are 64 platform threads blocked in acquire(); java async: 64 chains of"
-          "\n acquireAsync(), each released (blocking) on the callback thread that completed it;"
+          "\n acquireAsync() then releaseAsync();"
           "\n python: 64 asyncio tasks, python threads: 64 threads on one blocking Client;"
           "\n c threads: 64 threads blocked in acquire;"
           "\n x raw: against the same round's raw loop: the 64-task one for 'many' rows, else the uncontended one;"
