@@ -41,11 +41,26 @@ def mvn(args: list[str], cwd: str, env: dict | None = None) -> None:
         raise subprocess.CalledProcessError(r.returncode, ["mvn", *args])
 
 
+def newest_mtime(*roots: str) -> float:
+    """The latest modification time of any file under `roots` (files or directories)."""
+    newest = 0.0
+    for root in roots:
+        if os.path.isfile(root):
+            newest = max(newest, os.path.getmtime(root))
+        for d, _, files in os.walk(root):
+            for f in files:
+                newest = max(newest, os.path.getmtime(os.path.join(d, f)))
+    return newest
+
+
 def java_jar() -> str:
     """bindings-java/target/etcdlock-0.1.0.jar (the classes and libetcdlock_jni.so), built with
-    `mvn -q package` (which runs cargo) when missing. Also used by bench/run.py."""
+    `mvn -q package` (which runs cargo) when missing or older than its sources (the binding's,
+    core's, the lock file). Also used by bench/run.py."""
     java_toolchain()
-    if not os.path.exists(JAVA_JAR):
+    sources = [os.path.join(REPO, p) for p in ("bindings-java/src", "bindings-java/pom.xml", "bindings-java/Cargo.toml",
+                                                "core/src", "core/Cargo.toml", "Cargo.lock")]
+    if not os.path.exists(JAVA_JAR) or os.path.getmtime(JAVA_JAR) < newest_mtime(*sources):
         # Without ETCDLOCK_ENDPOINTS the pom skips its tests (they need an etcd of their own).
         env = {k: v for k, v in os.environ.items() if k != "ETCDLOCK_ENDPOINTS"}
         mvn(["package", "-DskipTests"], cwd=os.path.join(REPO, "bindings-java"), env=env)
