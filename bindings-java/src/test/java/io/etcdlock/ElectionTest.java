@@ -13,31 +13,14 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Leader election: campaign, leader(), proclaim, resign, FIFO terms, timeouts, fencing. */
 @Timeout(60)
-class ElectionTest {
+class ElectionTest extends TwoClients {
     static final Duration TTL = Duration.ofSeconds(10);
     static final Duration WAIT = Duration.ofSeconds(10);
-    static EtcdLockClient client;
-    static EtcdLockClient other;
-
-    @BeforeAll
-    static void connect() {
-        client = Etcd.client();
-        other = Etcd.client();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-        other.close();
-    }
-
     /** The leader key's mod revision, read by etcdctl. */
     static long modRevision(String key) {
         String json = Etcd.etcdctl("get", key, "-w", "json");

@@ -15,28 +15,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** LockGuard.releaseAsync, the async counterpart of release (beside acquireAsync's tests). */
-class LockAsyncReleaseTest {
+class LockAsyncReleaseTest extends TwoClients {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
-    static EtcdLockClient client;
-    static EtcdLockClient other;
-
-    @BeforeAll
-    static void connect() {
-        client = Etcd.client();
-        other = Etcd.client();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-        other.close();
-    }
-
     /** The exception a future completed with. */
     static Throwable failure(CompletableFuture<?> f) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));

@@ -9,28 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The mutex's single-client basics: acquire, tokens, try-once, timeout, release, guarded writes. */
-class LockBasicsTest {
+class LockBasicsTest extends TwoClients {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
-    static EtcdLockClient client;
-    static EtcdLockClient other;
-
-    @BeforeAll
-    static void connect() {
-        client = Etcd.client();
-        other = Etcd.client();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-        other.close();
-    }
-
     // covers: LOCK-BASIC-001
     @Test
     void acquireAndReleaseLeaveNoKey() throws Exception {

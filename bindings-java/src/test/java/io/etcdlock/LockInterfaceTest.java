@@ -11,28 +11,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** DistributedLock as a java.util.concurrent.locks.Lock, and where it differs from ReentrantLock. */
-class LockInterfaceTest {
+class LockInterfaceTest extends TwoClients {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
-    static EtcdLockClient client;
-    static EtcdLockClient other;
-
-    @BeforeAll
-    static void connect() {
-        client = Etcd.client();
-        other = Etcd.client();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-        other.close();
-    }
-
     @Test
     void lockAndUnlock() {
         String name = Etcd.uniqueName("iface");

@@ -11,31 +11,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** The fair read-write lock: readers together, a writer alone, in arrival order. */
 @Timeout(60)
-class RwLockTest {
+class RwLockTest extends TwoClients {
     static final LockOptions TTL = LockOptions.ttl(Duration.ofSeconds(10));
     static final Duration WAIT = Duration.ofSeconds(10);
-    static EtcdLockClient client;
-    static EtcdLockClient other;
-
-    @BeforeAll
-    static void connect() {
-        client = Etcd.client();
-        other = Etcd.client();
-    }
-
-    @AfterAll
-    static void close() {
-        client.close();
-        other.close();
-    }
-
     // covers: RW-READERS-001
     @Test
     void readersHoldTogetherAndTheWriterWaitsForTheLast() throws Exception {
