@@ -45,6 +45,7 @@ class LockAsyncReleaseTest extends TwoClients {
         assertThrows(NotHeldException.class, held::release);
     }
 
+    // covers: LOCK-RELEASE-001 (released twice, through releaseAsync)
     @Test
     void secondReleaseAsyncFailsAsASecondReleaseThrows() throws Exception {
         String name = Etcd.uniqueName("release-async-twice");
@@ -69,6 +70,7 @@ class LockAsyncReleaseTest extends TwoClients {
         assertEquals(second.getClass(), failure(mixed.releaseAsync()).getClass());
     }
 
+    // covers: LOCK-RELEASE-001 (release after loss, through releaseAsync)
     @Test
     void releaseAsyncOfALostLockOrAClosedClientFailsAsReleaseDoes() throws Exception {
         String name = Etcd.uniqueName("release-async-lost");
