@@ -524,8 +524,12 @@ async fn a_waiter_whose_reads_outlast_their_deadline_leaves_etcd_running_and_acq
     raw.delete("slowread/junk/", Some(etcd_client::DeleteOptions::new().with_prefix())).await.unwrap();
     let g = tokio::time::timeout(Duration::from_secs(20), acquire).await.expect("acquire hung").unwrap().expect("acquire");
     assert!(g.is_held());
-    g.release().await.unwrap();
-    assert!(keys_under(&eps, "slowread/").await.is_empty());
+    // The release has the same 20 ms per request, which a busy host can also miss while etcd
+    // frees the junk: a release cut off by its deadline is reported and goes on in the background.
+    if let Err(e) = g.release().await {
+        assert_eq!(e.kind(), etcdlock::ErrorKind::Timeout, "release: {e}");
+    }
+    assert!(eventually(Duration::from_secs(10), || async { keys_under(&eps, "slowread/").await.is_empty() }).await, "the queue key outlived its release");
     waiter.close().await;
     holder.close().await;
 }
