@@ -5,6 +5,8 @@
 //! turns within every cycle, so a drifting machine moves them all alike; medians are printed.
 //! This is how the lock's requests were chosen (docs/design.md, "Enqueue"): a queue read costs
 //! ~20 us, an `else` branch as much even when not taken, a prefix compare next to nothing.
+//! The third group is a waiter's position read (the two newest keys created at or before its
+//! own), as the lock sends it and as a serializable read would cost.
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp};
 use std::time::{Duration, Instant};
@@ -17,6 +19,7 @@ const PUTS: [&str; 5] = [
     "if version(prefix)=0 then put else [txn ...]",
 ];
 const DELETES: [&str; 3] = ["raw: delete", "txn if create(key)=token then delete", "txn delete"];
+const READS: [&str; 2] = ["position read (linearizable)", "position read (serializable)"];
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -40,6 +43,7 @@ async fn run(endpoint: String, cycles: usize) {
 
     let mut puts: Vec<Vec<Duration>> = vec![Vec::new(); PUTS.len()];
     let mut deletes: Vec<Vec<Duration>> = vec![Vec::new(); DELETES.len()];
+    let mut reads: Vec<Vec<Duration>> = vec![Vec::new(); READS.len()];
     for i in 0..cycles * PUTS.len() {
         let shape = i % PUTS.len();
         let txn = match shape {
@@ -54,6 +58,14 @@ async fn run(endpoint: String, cycles: usize) {
         puts[shape].push(t.elapsed());
         assert!(resp.succeeded(), "the queue is empty, every shape puts");
         let token = resp.header().unwrap().revision();
+
+        let shape = i % READS.len();
+        let o = GetOptions::new().with_prefix().with_sort(SortTarget::Create, SortOrder::Descend).with_max_create_revision(token).with_limit(2).with_keys_only();
+        let o = if shape == 1 { o.with_serializable() } else { o };
+        let t = Instant::now();
+        let resp = c.get(prefix.clone(), Some(o)).await.unwrap();
+        reads[shape].push(t.elapsed());
+        assert_eq!(resp.kvs().len(), 1, "our own key, alone");
 
         let shape = i % DELETES.len();
         let t = Instant::now();
@@ -76,10 +88,12 @@ async fn run(endpoint: String, cycles: usize) {
         let m = median(v);
         println!("{name:48} {m:>9.1?}  {:>+6.1} us", (m.as_secs_f64() - base.as_secs_f64()) * 1e6);
     }
-    let base = median(&mut deletes[0]);
-    for (name, v) in DELETES.iter().zip(deletes.iter_mut()) {
-        let m = median(v);
-        println!("{name:48} {m:>9.1?}  {:>+6.1} us", (m.as_secs_f64() - base.as_secs_f64()) * 1e6);
+    for (names, group) in [(&DELETES[..], &mut deletes), (&READS[..], &mut reads)] {
+        let base = median(&mut group[0]);
+        for (name, v) in names.iter().zip(group.iter_mut()) {
+            let m = median(v);
+            println!("{name:48} {m:>9.1?}  {:>+6.1} us", (m.as_secs_f64() - base.as_secs_f64()) * 1e6);
+        }
     }
     let _ = c.lease_revoke(lease).await;
 }
