@@ -126,6 +126,13 @@ static inline int count_keys(const char *prefix) {
     return n;
 }
 
+/* Waits (bounded: ~5 s) until `prefix` holds `n` keys; returns the last count. */
+static inline int wait_keys(const char *prefix, int n) {
+    int have = -1;
+    for (int i = 0; i < 100 && (have = count_keys(prefix)) != n; i++) sleep_ms(50);
+    return have;
+}
+
 /* A name unique to this process and call. */
 static inline void unique(char *buf, size_t len, const char *tag) {
     static int seq;

@@ -15,13 +15,6 @@ static int same(const uint8_t *p, size_t n, const char *s) {
 
 static void prefix_of(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/", name); }
 
-/* Waits (bounded: ~5 s) until `prefix` holds `n` keys; returns the last count. */
-static int wait_keys(const char *prefix, int n) {
-    int have = -1;
-    for (int i = 0; i < 100 && (have = count_keys(prefix)) != n; i++) sleep_ms(50);
-    return have;
-}
-
 /* The outcome of one `_async` acquire. */
 struct pending {
     atomic_int done;

@@ -40,7 +40,6 @@ static void bump(etcdlock_client *c, etcdlock_lock *l) {
 struct worker {
     etcdlock_client *client;
     int id, cycles;
-    long start_after_ms;
     int order; /* FIFO phase: position at which this thread got the lock */
 };
 
@@ -48,7 +47,6 @@ static atomic_int g_next_order;
 
 static void *fifo_worker(void *p) {
     struct worker *w = p;
-    sleep_ms(w->start_after_ms); /* staggered arrivals: the queue order is the start order */
     etcdlock_lock *l = NULL;
     int rc = etcdlock_lock_acquire(w->client, g_name, 10, 20000, NULL, &l);
     if (rc != ETCDLOCK_OK) {
@@ -92,14 +90,15 @@ static void test_fifo(void) {
     CHECK_RC(etcdlock_lock_acquire(g_clients[0], g_name, 10, 0, NULL, &first), ETCDLOCK_OK);
     struct worker w[THREADS];
     pthread_t t[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        /* Threads on the same client and on different clients queue alike. */
-        w[i] = (struct worker){g_clients[i % CLIENTS], i, 0, 250L * i, -1};
-        pthread_create(&t[i], NULL, fifo_worker, &w[i]);
-    }
-    sleep_ms(250L * THREADS + 500); /* everyone is queued */
     char prefix[140];
     snprintf(prefix, sizeof prefix, "%s/", g_name);
+    for (int i = 0; i < THREADS; i++) {
+        /* Threads on the same client and on different clients queue alike. Each one's queue
+         * key is in etcd before the next thread starts: the queue order is the start order. */
+        w[i] = (struct worker){g_clients[i % CLIENTS], i, 0, -1};
+        pthread_create(&t[i], NULL, fifo_worker, &w[i]);
+        CHECK(wait_keys(prefix, i + 2) == i + 2);
+    }
     CHECK(count_keys(prefix) == THREADS + 1);
     CHECK_RC(etcdlock_lock_release(first), ETCDLOCK_OK);
     etcdlock_lock_free(first);
@@ -122,7 +121,7 @@ static void test_no_overlap(void) {
     struct worker w[THREADS];
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        w[i] = (struct worker){g_clients[i % CLIENTS], i, CYCLES, 0, -1};
+        w[i] = (struct worker){g_clients[i % CLIENTS], i, CYCLES, -1};
         pthread_create(&t[i], NULL, stress_worker, &w[i]);
     }
     for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);

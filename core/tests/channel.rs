@@ -124,10 +124,10 @@ async fn a_request_past_its_deadline_is_timeout_and_a_lock_wait_past_its_own_is_
     let opts = etcdlock::ClientOptions { request_timeout: Duration::from_millis(500), ..Default::default() };
     let client = etcdlock::Client::connect(&[proxy.endpoint()], opts).await.unwrap();
     let name = prefix("timeouts") + "lock";
-    let held = client.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
-
-    // The lock's own timeout: LockTimeout.
+    // The lock's own timeout: LockTimeout. (Holder and waiter talk to etcd directly: only the
+    // request below goes through the proxy and its 500 ms deadline.)
     let other = client_for(&shared().endpoints()).await;
+    let held = other.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
     let within = LockOptions { timeout: Some(Duration::from_millis(300)), cancel: None, ..Default::default() };
     let e = other.mutex(name.clone(), 10).unwrap().lock_with(within).await.unwrap_err();
     assert_eq!((e.kind(), e.kind().code()), (ErrorKind::LockTimeout, "LOCK_TIMEOUT"), "{e}");
@@ -163,8 +163,8 @@ async fn an_acquire_that_succeeds_after_its_cancel_is_released_and_cancelled() {
         let (m, cancel) = (client.mutex(name.clone(), 10).unwrap(), cancel.clone());
         async move { m.lock_with(LockOptions { timeout: None, cancel: Some(cancel), ..Default::default() }).await }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(keys_under(&shared().endpoints(), &format!("{name}/")).await.len(), 1, "the enqueue landed");
+    let landed = || async { keys_under(&shared().endpoints(), &format!("{name}/")).await.len() == 1 };
+    assert!(eventually(Duration::from_secs(5), landed).await, "the enqueue never landed");
     cancel.cancel();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!acquire.is_finished(), "the enqueue in flight is waited for");
