@@ -92,9 +92,16 @@ else
     rc=1
 fi
 # Every public class and member documented (doclint, warnings as errors).
-# (slf4j-api, the one compile dependency, from Maven's repository.)
-mvn -B -q -o -Detcdlock.build.directory="$(realpath -m "$out")" dependency:build-classpath -Dmdep.includeScope=compile -Dmdep.outputFile="$tmp/cp.txt" >/dev/null 2>&1 || true
-if javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt" 2>/dev/null)" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
+# (slf4j-api, the one compile dependency, from Maven's repository. Not offline: on a fresh
+# machine the dependency plugin's own artifacts are not in ~/.m2 yet, and a class path that
+# could not be made fails here, not as javadoc's "package org.slf4j does not exist".)
+if ! mvn -B -q -Detcdlock.build.directory="$(realpath -m "$out")" \
+        org.apache.maven.plugins:maven-dependency-plugin:2.8:build-classpath \
+        -DincludeScope=compile -Dmdep.outputFile="$tmp/cp.txt" >"$tmp/cp.out" 2>&1; then
+    cat "$tmp/cp.out"
+    echo "FAIL - mvn dependency:build-classpath (the class path javadoc needs)"
+    rc=1
+elif javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt")" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
     echo "ok - javadoc -Xdoclint:all finds nothing missing or malformed"
 else
     cat "$tmp/javadoc.out"
