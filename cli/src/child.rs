@@ -4,8 +4,13 @@
 //! On Linux this process becomes a child subreaper: the command's orphaned descendants are
 //! reparented here rather than to init, and a thread reaps them, so that a group whose
 //! processes all died is seen empty at once (init in a container may never reap them).
+//!
+//! What happens to etcdlock must not let the command outlive the lock: a [`Guardian`] kills the
+//! group when etcdlock dies or stops renewing its word, and the command itself gets SIGKILL when
+//! etcdlock dies (`PR_SET_PDEATHSIG`, for the moment before the guardian is there).
 
-use crate::exit::{Exit, CANNOT_EXECUTE, NOT_FOUND};
+use crate::exit::{Exit, CANNOT_EXECUTE, NOT_FOUND, SOFTWARE};
+use crate::guardian::Guardian;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -16,10 +21,12 @@ pub struct Child {
     pub pid: i32,
     /// The command's wait status once it exited.
     status: watch::Receiver<Option<i32>>,
+    guardian: Guardian,
 }
 
-/// Starts `cmd` (through `sh -c` with `shell`) in a new process group with `env` added.
-pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)]) -> Result<Child, Exit> {
+/// Starts `cmd` (through `sh -c` with `shell`) in a new process group with `env` added, and its
+/// guardian, which lets the group run until `until` unless told a later moment.
+pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], until: std::time::Instant) -> Result<Child, Exit> {
     let mut c = if shell {
         let mut c = std::process::Command::new("/bin/sh");
         c.arg("-c").args(cmd);
@@ -30,6 +37,7 @@ pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)]) -> Result<Ch
         c
     };
     c.envs(env.iter().map(|(k, v)| (k, v))).process_group(0);
+    die_with_parent(&mut c);
     become_subreaper();
     let child = c.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
@@ -42,9 +50,40 @@ pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)]) -> Result<Ch
     std::thread::Builder::new()
         .name("etcdlock-reaper".into())
         .spawn(move || reap(pid, tx))
-        .map_err(|e| Exit::fail(crate::exit::SOFTWARE, format!("cannot start the reaper thread: {e}")))?;
-    Ok(Child { pid, status })
+        .map_err(|e| kill_at_once(pid, format!("cannot start the reaper thread: {e}")))?;
+    let guardian = Guardian::start(pid, until).map_err(|e| kill_at_once(pid, format!("cannot start the guardian: {e}")))?;
+    Ok(Child { pid, status, guardian })
 }
+
+/// A command that cannot be guarded does not run.
+fn kill_at_once(group: i32, message: String) -> Exit {
+    // SAFETY: killpg only sends a signal.
+    unsafe { libc::killpg(group, libc::SIGKILL) };
+    Exit::fail(SOFTWARE, message)
+}
+
+/// SIGKILL to the command when etcdlock dies. The "parent" is the thread that forks: this is
+/// called on the command line's one runtime thread, the main thread, which lives as long as the
+/// process.
+#[cfg(target_os = "linux")]
+fn die_with_parent(c: &mut std::process::Command) {
+    // SAFETY: getpid is async-signal-safe; the closure runs between fork and exec and makes
+    // only async-signal-safe calls (prctl, getppid).
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        c.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // etcdlock died before the prctl: nothing would send the signal.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        })
+    };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut std::process::Command) {}
 
 /// Waits for any child until none is left, handing on the command's status.
 fn reap(pid: i32, tx: watch::Sender<Option<i32>>) {
@@ -77,6 +116,16 @@ impl Child {
             // The reaper ended without its status: it cannot, but do not wait forever.
             Err(_) => 0,
         }
+    }
+
+    /// The group may run until `until` (the guardian kills it then, unless told a later moment).
+    pub fn hold_until(&self, until: std::time::Instant) {
+        self.guardian.hold_until(until);
+    }
+
+    /// The group is stopped or ended: the guardian leaves.
+    pub fn unguard(&self) {
+        self.guardian.done();
     }
 
     /// Sends `sig` to the command's whole process group.

@@ -65,23 +65,47 @@ pub async fn acquire(
 
 /// Runs `cmd` under `guard`, then releases it. The command's exit status, or [`LOST`].
 pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
-    let mut child = match child::spawn(cmd, hold.shell, &env(name, &guard, endpoints)) {
+    // A holder paused between the acquire and here (or whose key went meanwhile) does not start
+    // the command: checked last thing before the spawn.
+    let Some(until) = guard.stop_by().filter(|t| *t > std::time::Instant::now()) else {
+        let why = guard.lost_reason().map_or("its lease's deadline passed", describe);
+        let _ = guard.release().await;
+        return lost_before_start(name, why);
+    };
+    let mut child = match child::spawn(cmd, hold.shell, &env(name, &guard, endpoints), until) {
         Ok(c) => c,
         Err(e) => {
             let _ = guard.release().await;
             return e;
         }
     };
+    signals.stop_first(Some(child.pid));
     let grace = Duration::from_secs_f64(hold.kill_grace);
     let lost = guard.lost();
+    // The guardian is told each new deadline; it kills the group at the last one it was told.
+    let mut renew = tokio::time::interval(RENEW_GUARDIAN);
     let ended = loop {
         tokio::select! {
             biased;
             reason = lost.wait() => break Err(reason),
             status = child.exited() => break Ok(status),
-            sig = signals.next() => child.signal_group(sig),
+            sig = signals.next() => match sig {
+                // Back from a stop (Ctrl-Z) that stopped the group first: it runs on only if
+                // the lock is still held.
+                libc::SIGCONT => match guard.stop_by().filter(|t| *t > std::time::Instant::now()) {
+                    Some(_) => child.signal_group(libc::SIGCONT),
+                    None => break Err(guard.lost_reason().unwrap_or(LostReason::Expired)),
+                },
+                sig => child.signal_group(sig),
+            },
+            _ = renew.tick() => {
+                if let Some(t) = guard.stop_by() {
+                    child.hold_until(t);
+                }
+            }
         }
     };
+    signals.stop_first(None);
     let ended = match ended {
         // A loss seen only now may have come while the command ran.
         Ok(status) => match guard.lost_reason() {
@@ -95,8 +119,10 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
             // Whatever the command left in its group stops before the lock goes: the next
             // holder may start as soon as it does.
             if child.group_alive() {
-                child.stop_group(Instant::now() + grace).await;
+                let kill_at = Instant::now() + grace;
+                child.stop_group(guard.stop_by().map_or(kill_at, |t| kill_at.min(t.into()))).await;
             }
+            child.unguard();
             match guard.release().await {
                 Ok(()) => child::exit_of(status),
                 Err(e) if e.kind() == ErrorKind::NotHeld => lost_exit(name, e.message()),
@@ -109,6 +135,7 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
         }
         Err(reason) => {
             stop_at_loss(&guard, &mut child, grace).await;
+            child.unguard();
             // The key is deleted if it is still this acquisition's (fenced); usually it is gone.
             let _ = guard.release().await;
             lost_exit(name, &format!("{reason}: {}", describe(reason)))
@@ -116,11 +143,17 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
     }
 }
 
-/// SIGTERM to the group, SIGKILL after the grace, and never later than etcd could hand the
-/// lock to another: at once if it may have already.
+/// How often the guardian is told the lease's new deadline: often beside the keepalives that
+/// move it (every TTL/3), and a pipe write costs microseconds.
+const RENEW_GUARDIAN: Duration = Duration::from_millis(100);
+
+/// SIGTERM to the group, SIGKILL after the grace, and never later than [`LockGuard::stop_by`]
+/// (half the lease's safety margin after its local deadline, so the other half still lies
+/// between the kill and the earliest moment etcd could hand the lock to another): at once if
+/// another may hold it already.
 async fn stop_at_loss(guard: &LockGuard, child: &mut Child, grace: Duration) {
     let now = Instant::now();
-    let kill_at = match guard.exclusive_until() {
+    let kill_at = match guard.stop_by() {
         Some(t) => (now + grace).min(now + t.saturating_duration_since(std::time::Instant::now())),
         None => now,
     };
@@ -140,4 +173,9 @@ fn describe(reason: LostReason) -> &'static str {
 
 fn lost_exit(name: &str, why: &str) -> Exit {
     Exit::fail(LOST, format!("lost {name:?} while the command ran ({why}); the command's process group was stopped"))
+}
+
+/// The lock was lost between the acquire and the command's start: the command did not run.
+pub fn lost_before_start(name: &str, why: &str) -> Exit {
+    Exit::fail(LOST, format!("lost {name:?} before the command started ({why}); it did not run"))
 }

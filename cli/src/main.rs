@@ -6,6 +6,7 @@ mod child;
 mod connect;
 mod elect;
 mod exit;
+mod guardian;
 mod hold;
 mod run;
 mod signals;

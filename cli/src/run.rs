@@ -28,8 +28,14 @@ async fn run(client: &Client, args: &Run, signals: &mut Signals) -> Exit {
         Ok(g) => g,
         Err(e) => return e,
     };
-    // Who holds and since when, for `etcdlock status`; a lock lost already shows below.
-    let _ = guard.set_value(&value::held(&queued)).await;
+    // Who holds and since when, for `etcdlock status`. Fenced: NotHeld means the key is gone,
+    // and the command must not start.
+    if let Err(e) = guard.set_value(&value::held(&queued)).await {
+        if e.kind() == etcdlock::ErrorKind::NotHeld {
+            let _ = guard.release().await;
+            return hold::lost_before_start(&args.name, e.message());
+        }
+    }
     hold::run(guard, &args.name, &args.cmd, &args.hold, &args.conn.endpoints, signals).await
 }
 

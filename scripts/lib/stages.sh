@@ -13,8 +13,9 @@
 # that form bash switches `set -e` off inside f and everything f starts (background children
 # too), so a multi-command stage would carry on past its first failure.
 #
-# STAGES_BUDGET_WARN (seconds, default 2700 = 45 min): past it, the report warns and names the
-# three slowest stages. It is a warning, never a failure.
+# STAGES_BUDGET (seconds, default 2100 = 35 min, the test command's budget on 2 cores): the report
+# says how much of it the run used and how much is left; past it, it warns and names the three
+# slowest stages. It is a warning, never a failure (CI itself stops at 90 min).
 
 _stage_dir="$(mktemp -d "${TMPDIR:-/tmp}/etcdlock-stages.XXXXXX")"
 _stage_t0=$(date +%s.%N)
@@ -134,12 +135,19 @@ stages_report() {
         esac
     done
     echo "total: $(_stage_clock "$total") wall"
-    local budget="${STAGES_BUDGET_WARN:-2700}"
+    local budget="${STAGES_BUDGET:-2100}"
     if awk -v t="$total" -v b="$budget" 'BEGIN { exit !(t > b) }'; then
-        local slowest
+        local slowest over
+        over=$(awk -v t="$total" -v b="$budget" 'BEGIN { print t - b }')
+        echo "budget: $(_stage_clock "$budget"), used $(_stage_clock "$total"), over by $(_stage_clock "$over")"
         slowest="$(printf '%s\n' "${rows[@]}" | sort -t '	' -k1,1 -rn | head -3 \
             | while IFS='	' read -r w n; do printf '%s (%s), ' "$n" "$(_stage_clock "$w")"; done)"
         echo "WARNING: the test command took $(_stage_clock "$total"), over its $(_stage_clock "$budget") budget; the slowest stages: ${slowest%, }"
+    else
+        local left pct
+        left=$(awk -v t="$total" -v b="$budget" 'BEGIN { print b - t }')
+        pct=$(awk -v t="$total" -v b="$budget" 'BEGIN { printf "%d", (b > 0 ? 100 * t / b : 0) }')
+        echo "budget: $(_stage_clock "$budget"), used $(_stage_clock "$total") (${pct} %), left $(_stage_clock "$left")"
     fi
     if [ "$failed" -gt 0 ]; then
         echo "failed stages:"

@@ -36,15 +36,18 @@ check "the failures are listed together, the background one with its status" \
 check "a skip is reported with its reason" has "skipped (left out by --quick)"
 check "the closing count" has "stages: 1 passed, 3 failed, 1 skipped"
 check "no warning under the budget" bash -c "! grep -q WARNING '$tmp/out'"
+check "under the budget: what is left of the 35 minutes" \
+    bash -c "grep -q '^budget: 35:00, used 0:0[0-9] (0 %), left 3[45]:[0-9][0-9]$' '$tmp/out'"
 
 run '
-STAGES_BUDGET_WARN=0
+STAGES_BUDGET=0
 stage "a" sleep 0.3
 stage_bg "b" sleep 0.6
 stage "c" sleep 0.1
 stage "d" true
 stages_report'
 check "all passed: exit status 0" test "$rc" = 0
+check "over the budget: by how much" bash -c "grep -q '^budget: 0:00, used 0:01, over by 0:01$' '$tmp/out'"
 check "over the budget: a warning naming the three slowest" \
     bash -c "grep -q '^WARNING: .* the slowest stages: b ([0-9:]*), a ([0-9:]*), c ([0-9:]*)$' '$tmp/out'"
 [ "$failed" = 0 ] || { echo "--- last output:"; cat "$tmp/out"; }

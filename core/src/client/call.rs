@@ -59,6 +59,40 @@ impl Client {
         .await
     }
 
+    /// [`Client::txn`] of an idempotent Txn that creates something (a queue key), noting in
+    /// `copies` whether a copy of it other than the one answered may still be applied later: the
+    /// channel sent it to a second member too, an attempt whose outcome was unknown (lost, cut
+    /// off at its deadline) was followed by another, or the call failed. etcd cannot cancel a
+    /// request it has forwarded to its leader, and `grpc-timeout` counts from its arrival, so such
+    /// a copy can land at any time later: once its comparison holds again (after the key was
+    /// deleted), it creates the key again. The caller must then make sure the key dies with its
+    /// lease (see `Use::retire`).
+    pub(crate) async fn txn_noting_copies(
+        &self,
+        build: impl Fn() -> etcd_client::Txn,
+        copies: &AtomicBool,
+    ) -> Result<etcd_client::TxnResponse> {
+        let attempts = std::sync::atomic::AtomicUsize::new(0);
+        let attempts = &attempts;
+        let r = self
+            .call(None, true, |rpc| {
+                attempts.fetch_add(1, Ordering::AcqRel);
+                let (mut kv, txn) = (rpc.kv.get(), build());
+                async move {
+                    let (r, twice) = crate::transport::h2_channel::noting_second_send(kv.txn(txn)).await;
+                    if twice {
+                        copies.store(true, Ordering::Release);
+                    }
+                    r
+                }
+            })
+            .await;
+        if r.is_err() || attempts.load(Ordering::Acquire) > 1 {
+            copies.store(true, Ordering::Release);
+        }
+        r
+    }
+
     /// Like [`Client::call`], but also after `close()`: for cleanup that must finish even when
     /// the client closes under it (deleting a failed waiter's key, revoking a lease).
     pub(crate) async fn call_for_cleanup<T, F, Fut>(&self, deadline: Option<Instant>, f: F) -> Result<T>

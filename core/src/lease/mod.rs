@@ -210,6 +210,15 @@ impl Lease {
         })
     }
 
+    /// The moment by which work that relies on this lease should have stopped: half the safety
+    /// margin after the local deadline, the other half left for clock-rate differences and
+    /// scheduling before [`Lease::expires_no_sooner_than`]. `None` when that is `None`.
+    pub fn stop_by(&self) -> Option<std::time::Instant> {
+        let floor = self.expires_no_sooner_than()?;
+        let half = self.inner.state.margin() / 2;
+        Some(floor.checked_sub(half).unwrap_or(floor))
+    }
+
     /// Why the lease was lost, if it was.
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.inner.state.check_deadline();

@@ -11,7 +11,7 @@ use crate::sync::mutex::Kind;
 use crate::runtime;
 use crate::sync::session::Use;
 use crate::watch::hub::Subscription;
-use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
+use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::time::Instant;
@@ -51,6 +51,9 @@ pub(crate) struct Shared {
     lease_use: std::sync::Mutex<Option<Use>>,
     /// The rule the key held by, which says how it stores a value.
     kind: Kind,
+    /// The key's mod revision after this guard's last `set_value` (at first its create revision,
+    /// the token): each one compares against it (see `sync/ordered.rs`), one at a time.
+    value_rev: tokio::sync::Mutex<i64>,
 }
 
 impl LockGuard {
@@ -80,6 +83,7 @@ impl LockGuard {
             monitored: AtomicBool::new(false),
             lease_use: std::sync::Mutex::new(lease_use),
             kind,
+            value_rev: tokio::sync::Mutex::new(token),
         });
         tracing::debug!(target: "etcdlock", lock = %shared.name(), token, lease = format_args!("{:x}", shared.lease.id()), "lock acquired");
         match own_sub {
@@ -156,6 +160,19 @@ impl LockGuard {
         }
     }
 
+    /// The moment by which whatever this lock protects must have stopped, for a holder that
+    /// stops it by force (as `etcdlock run` kills its command): half the safety margin after
+    /// the local deadline (see [`Lease::stop_by`](crate::Lease::stop_by)), so that the other
+    /// half still covers clock-rate differences and scheduling before
+    /// [`exclusive_until`](Self::exclusive_until). `None` when that is `None`.
+    pub fn stop_by(&self) -> Option<std::time::Instant> {
+        match self.lost_reason() {
+            _ if self.is_released() => None,
+            None | Some(LostReason::Expired) => self.shared.lease.stop_by(),
+            Some(_) => None,
+        }
+    }
+
     /// Fires once when the lock is lost (not when it is released).
     pub fn lost(&self) -> LostSignal {
         monitor::start(&self.shared, None);
@@ -190,26 +207,45 @@ impl LockGuard {
                 )));
             }
         }
-        self.fenced(|| ops.iter().map(Op::to_txn_op).collect(), false).await
+        self.fenced(|| ops.iter().map(Op::to_txn_op).collect()).await
     }
 
     /// Replaces the value this acquisition's queue key carries (what [`Client::inspect`]
     /// shows; for an election, the leader's value), only while it is held: `NotHeld` and
     /// nothing written otherwise. At most [`MAX_LOCK_VALUE_LEN`](crate::MAX_LOCK_VALUE_LEN)
-    /// bytes. Returns the write's revision. Idempotent, so retried.
+    /// bytes. Returns the write's revision. Idempotent, so retried; values land in the order of
+    /// the calls (one at a time), and a late copy of an earlier call never overwrites a later
+    /// value.
     ///
     /// [`Client::inspect`]: crate::Client::inspect
     pub async fn set_value(&self, value: &[u8]) -> Result<i64> {
         crate::client::validate::check_lock_value(value)?;
-        let (key, lease, stored) = (&self.shared.key, self.shared.lease.id(), self.shared.kind.stored(value));
-        self.fenced(|| vec![TxnOp::put(key.clone(), stored.as_ref(), Some(PutOptions::new().with_lease(lease)))], true).await
+        self.check_held()?;
+        let s = &self.shared;
+        let stored = s.kind.stored(value);
+        let token = s.token;
+        let put = crate::sync::ordered::OrderedPut {
+            client: &s.client,
+            key: &s.key,
+            ours: Compare::create_revision(s.key.clone(), CompareOp::Equal, token),
+            is_ours: &|kv| kv.create_revision == token,
+            lease: s.lease.id(),
+        };
+        let mut last = s.value_rev.lock().await;
+        match put.put(stored.as_ref(), &mut last).await? {
+            Some(revision) => Ok(revision),
+            None => {
+                s.mark_lost(LostReason::KeyDeleted);
+                Err(not_held("the lock key is gone: the lock was lost"))
+            }
+        }
     }
 
     /// `ops` in one Txn that applies only while this acquisition's key has its create revision.
-    async fn fenced(&self, ops: impl Fn() -> Vec<TxnOp>, idempotent: bool) -> Result<i64> {
+    async fn fenced(&self, ops: impl Fn() -> Vec<TxnOp>) -> Result<i64> {
         self.check_held()?;
         let txn = || Txn::new().when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)]).and_then(ops());
-        let resp = self.shared.client.txn(txn, idempotent).await?;
+        let resp = self.shared.client.txn(txn, false).await?;
         if !resp.succeeded() {
             self.shared.mark_lost(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));

@@ -9,6 +9,7 @@ pub(crate) mod inspect;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod mutex;
+pub(crate) mod ordered;
 pub(crate) mod own_key;
 pub(crate) mod queue;
 pub(crate) mod registry;

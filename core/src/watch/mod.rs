@@ -230,6 +230,18 @@ impl Watch {
         Some(Ok(batch))
     }
 
+    /// The events of `revision` already received and not yet returned. A response from etcd
+    /// never splits a revision, and each is queued whole, so after a batch that
+    /// [`next_batch`](Watch::next_batch) cut off at its `max` inside `revision`, this is the
+    /// rest of that revision, with no waiting.
+    pub(crate) fn rest_of_revision(&mut self, revision: i64) -> Vec<WatchEvent> {
+        let mut rest = Vec::new();
+        while self.pending.front().is_some_and(|e| e.revision() == revision) {
+            rest.extend(self.pending.pop_front());
+        }
+        rest
+    }
+
     /// The revision the next event will have at least (0 before the watch started).
     pub fn next_revision(&self) -> i64 {
         self.next_revision

@@ -80,3 +80,37 @@ pub fn require_server(min: (u32, u32, u32), why: &str) {
         "needs etcd {min:?} or later, not {version:?}: {why}. Skip it on this server with `-- --skip <test name>`, or set ETCD_BIN to a newer etcd (scripts/build-etcd.sh)"
     );
 }
+
+/// Compacts `etcd`'s history past the revision of a read whose reply `proxy` holds: call it
+/// while a read through `proxy` (in `Mode::HoldReplies`) is on its way, so that the watch that
+/// read is followed by (from the read's revision + 1) starts in compacted history. Two writes
+/// after the read, compacted to the second: the read's revision + 1 is gone. Passes the
+/// replies on at the end.
+pub async fn compact_past_a_held_read(etcd: &Etcd, proxy: &proxy::Proxy) {
+    // The read reached etcd and was answered; its reply waits at the proxy.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut raw = raw(&etcd.endpoints()).await;
+    raw.put("t/compact-bump", "1", None).await.unwrap();
+    let head = raw.put("t/compact-bump", "2", None).await.unwrap().header().unwrap().revision();
+    raw.compact(head, None).await.unwrap();
+    proxy.set(proxy::Mode::Pass);
+}
+
+/// A client of endpoints `[proxy, other]` whose requests go through `proxy` (a client starts at
+/// a random endpoint: up to 16 are connected until one does). For faults on the link a client's
+/// requests take while another endpoint stays reachable, as the channel's second member.
+pub async fn client_through(proxy: &proxy::Proxy, other: &str) -> etcdlock::Client {
+    for _ in 0..16 {
+        let c = client_for(&[proxy.endpoint(), other.to_string()]).await;
+        let before = proxy.sent();
+        for _ in 0..5 {
+            c.get(b"t/probe").await.unwrap();
+        }
+        // Five reads are a few hundred bytes; a keepalive ping is 17.
+        if proxy.sent() - before > 150 {
+            return c;
+        }
+        c.close().await;
+    }
+    panic!("no client's requests went through the proxy in 16 tries");
+}

@@ -13,7 +13,7 @@ use crate::watch::{Watch, WatchOptions};
 /// The first [`next`](Observer::next) returns the current leader, each later one the next
 /// change: a new leader, a proclamation (same key, new value) or `None` when the last candidate
 /// went. Changes that come faster than they are read may be merged into the latest state,
-/// which is never skipped. A watch that breaks is resumed; one whose history was compacted away
+/// which is never skipped, and an observer never goes back to an older state. A watch that breaks is resumed; one whose history was compacted away
 /// is replaced by a fresh read. `next` fails only when the client is closed (`Closed`) or etcd
 /// refuses the watch for good (e.g. `PermissionDenied`).
 ///
@@ -37,12 +37,16 @@ pub struct Observer {
     /// An event said the leader may have changed, and the read that tells is not done: a
     /// `next` dropped during that read (cancelled) leaves it for the next call.
     stale: bool,
+    /// The revision of the last read: the watch's events at or below it are already in what
+    /// that read returned, and are skipped (delivered after it, an older proclamation would
+    /// take the observer back).
+    read_at: i64,
     backoff: Backoff,
 }
 
 impl Observer {
     pub(super) fn new(client: Client, prefix: Vec<u8>) -> Observer {
-        Observer { client, prefix, watch: None, last: None, stale: false, backoff: Backoff::default() }
+        Observer { client, prefix, watch: None, last: None, stale: false, read_at: 0, backoff: Backoff::default() }
     }
 
     /// Waits for the next leader change (the current leader on the first call).
@@ -66,8 +70,9 @@ impl Observer {
             }
             if self.stale {
                 match read_leader(&self.client, &self.prefix).await {
-                    Ok((leader, _)) => {
+                    Ok((leader, revision)) => {
                         self.stale = false;
+                        self.read_at = revision;
                         if let Some(changed) = self.report(leader) {
                             return Ok(changed);
                         }
@@ -89,6 +94,9 @@ impl Observer {
                 Some(Ok(event)) => event,
             };
             self.backoff.reset();
+            if event.revision() <= self.read_at {
+                continue;
+            }
             let current = self.last.clone().flatten();
             match (&current, event.event_type) {
                 // A proclamation: the event has it all.
@@ -108,6 +116,7 @@ impl Observer {
     /// Reads the leader and watches the prefix from just after that read.
     async fn start(&mut self) -> Result<Option<Leader>> {
         let (leader, revision) = read_leader(&self.client, &self.prefix).await?;
+        self.read_at = revision;
         let opts = WatchOptions { prefix: true, start_revision: Some(revision + 1), prev_kv: false };
         self.watch = Some(self.client.watch(self.prefix.clone(), opts).await?);
         Ok(leader)

@@ -1,6 +1,7 @@
 //! Putting a waiter's key in the queue, and the queue key's name.
 
 use super::*;
+use std::sync::atomic::AtomicBool;
 
 impl Mutex {
     /// Queue keys are `<name>/<lease hex>` (the Go layout), with `-<n>` appended while other
@@ -30,7 +31,10 @@ impl Mutex {
     ///
     /// Keys under the prefix that are no waiters (see `sync/queue.rs`) are skipped: a read that
     /// finds one first reads on past it.
-    pub(super) async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool, value: &[u8]) -> Result<Enqueued> {
+    ///
+    /// `copies` is set when a copy of a put may still land later (see
+    /// [`Client::txn_noting_copies`]).
+    pub(super) async fn enqueue(&self, key: &[u8], lease: &Lease, try_once: bool, value: &[u8], copies: &AtomicBool) -> Result<Enqueued> {
         lease.check_usable()?;
         let (prefix, lease_id) = (&self.prefix, lease.id());
         let put = || TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id)));
@@ -39,7 +43,7 @@ impl Mutex {
         let busy = per_client.queue_hints.get(self.name_hash);
         if !try_once && !busy.load(Ordering::Relaxed) {
             // A retry whose first attempt landed finds our own key: the full Txn sorts it out.
-            let resp = self.client.txn(|| Txn::new().when([queue_empty()]).and_then([put()]), true).await?;
+            let resp = self.client.txn_noting_copies(|| Txn::new().when([queue_empty()]).and_then([put()]), copies).await?;
             if resp.succeeded() {
                 return Ok(Enqueued::Held(resp.header().map_or(0, |h| h.revision())));
             }
@@ -55,7 +59,7 @@ impl Mutex {
             // every enqueue, taken or not.
             Txn::new().when([Compare::create_revision(key, CompareOp::Equal, 0)]).and_then([newest_key(prefix), put()])
         };
-        let resp = self.client.txn(txn, true).await?;
+        let resp = self.client.txn_noting_copies(txn, copies).await?;
         let revision = resp.header().map_or(0, |h| h.revision());
         let ops = resp.op_responses();
         if resp.succeeded() && try_once {
@@ -85,7 +89,7 @@ impl Mutex {
                 // then deletes our key.
                 None => {
                     busy.store(true, Ordering::Relaxed);
-                    Ok(match Box::pin(self.enqueue(key, lease, false, value)).await? {
+                    Ok(match Box::pin(self.enqueue(key, lease, false, value, copies)).await? {
                         Enqueued::Held(token) => Enqueued::Held(token),
                         _ => Enqueued::Busy { written: true },
                     })
@@ -108,6 +112,8 @@ impl Mutex {
     /// [`Mutex::enqueue`], sent again while etcd does not answer, for as long as the wait's
     /// deadline, cancel, the client and the lease allow: each attempt gives up after the request
     /// timeout, and an acquire that may wait longer must not fail for one slow request.
+    /// `copies` is set when a copy of a put may still land later.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn enqueue_patiently(
         &self,
         key: &[u8],
@@ -116,13 +122,14 @@ impl Mutex {
         value: &[u8],
         deadline: Option<Instant>,
         cancel: Option<&CancellationToken>,
+        copies: &AtomicBool,
     ) -> Result<Enqueued> {
         let mut backoff = Backoff::default();
         loop {
             let enqueued = match self.kind {
-                Kind::Exclusive | Kind::Write => self.enqueue(key, lease, try_once, value).await,
-                Kind::Permits(n) => self.enqueue_permits(n, key, lease, try_once, value).await,
-                Kind::Read => self.enqueue_reader(key, lease, try_once, value).await,
+                Kind::Exclusive | Kind::Write => self.enqueue(key, lease, try_once, value, copies).await,
+                Kind::Permits(n) => self.enqueue_permits(n, key, lease, try_once, value, copies).await,
+                Kind::Read => self.enqueue_reader(key, lease, try_once, value, copies).await,
             };
             match enqueued {
                 Err(e) if e.is_unreachable() && !try_once => tokio::select! {

@@ -113,6 +113,12 @@ impl Mutex {
     }
 
     /// A handle whose queue keys are bound to `lease` (never revoked by the mutex).
+    ///
+    /// An enqueue whose reply was lost, or that the client sent to a second member when the
+    /// first stayed silent, may be applied again later, after the key was deleted, and create
+    /// the key again. On the client's own leases ([`Client::mutex`]) such an acquisition's lease
+    /// is retired and revoked once unused, which removes such a key; a lease given here stays
+    /// yours: revoke it when you are done with it, and such a key goes with it.
     pub fn with_lease(lease: &Lease, name: impl Into<Vec<u8>>) -> Result<Mutex> {
         lease.check_usable()?;
         Mutex::on(lease.client(), name.into(), Leases::Given(lease.clone()))
@@ -194,6 +200,11 @@ impl Mutex {
                 let _ = guard.release().await;
                 Err(cancelled())
             }
+            // Nor once close began: the key goes with the lease that close revokes.
+            Ok(guard) if self.client.is_closed() => {
+                drop(guard);
+                Err(closed_error())
+            }
             Ok(guard) => Ok(guard),
             // A request cut short by the caller's timeout (not by `request_timeout`) is the lock's.
             Err(e) => Err(match deadline {
@@ -230,8 +241,18 @@ impl Mutex {
 
         // No enqueue attempt is raced against cancel or the deadline (each is bounded by the
         // request timeout): abandoning one in flight could let it land after our cleanup.
-        let enqueued = self.enqueue_patiently(key, &lease, try_once, value, deadline, cancel).await;
+        let copies = std::sync::atomic::AtomicBool::new(false);
+        let enqueued = self.enqueue_patiently(key, &lease, try_once, value, deadline, cancel, &copies).await;
         pending.settled = true;
+        if copies.load(Ordering::Acquire) {
+            // A copy of the put may still land, after this acquisition's key is deleted (its
+            // release, or the cleanup below): the lease is not handed out again, and is revoked
+            // once nothing uses it, which removes such a key (or makes its put fail). A lease
+            // the caller gave is theirs to revoke (see `Mutex::with_lease`).
+            if let Some(active) = &pending.active {
+                active.retire();
+            }
+        }
         let enqueued = match enqueued {
             Err(e) if e.kind() == ErrorKind::LockLost && etcd_says(e.message()) == Some(Says::LeaseNotFound) => {
                 // The server lost the lease before our keepalives noticed.
@@ -284,11 +305,14 @@ impl Mutex {
         cancel: Option<&CancellationToken>,
     ) -> Result<(i64, Option<Subscription>)> {
         let closed = self.client.inner.closed.clone();
+        // Biased: once close began, or the caller cancelled, no acquire succeeds, even one whose
+        // wait completed in the same moment.
         tokio::select! {
+            biased;
+            _ = closed.cancelled() => Err(closed_error()),
+            _ = cancelled_opt(cancel) => Err(cancelled()),
             r = wait => r.map(|sub| (my_rev, sub)),
             _ = sleep_until(deadline) => Err(self.timed_out()),
-            _ = cancelled_opt(cancel) => Err(cancelled()),
-            _ = closed.cancelled() => Err(closed_error()),
         }
     }
 

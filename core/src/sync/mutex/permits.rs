@@ -53,7 +53,15 @@ impl Mutex {
     /// One Txn: read the oldest N + 1 keys and the newest key, then put ours if absent. Ours is
     /// then the newest, so what was read is everything older than it. Idempotent, so retried.
     /// `value` is what the key stores (see [`encode`]).
-    pub(super) async fn enqueue_permits(&self, permits: u32, key: &[u8], lease: &Lease, try_once: bool, value: &[u8]) -> Result<Enqueued> {
+    pub(super) async fn enqueue_permits(
+        &self,
+        permits: u32,
+        key: &[u8],
+        lease: &Lease,
+        try_once: bool,
+        value: &[u8],
+        copies: &std::sync::atomic::AtomicBool,
+    ) -> Result<Enqueued> {
         lease.check_usable()?;
         let (prefix, lease_id) = (&self.prefix, lease.id());
         let txn = || {
@@ -63,7 +71,7 @@ impl Mutex {
                 TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id))),
             ])
         };
-        let resp = self.client.txn(txn, true).await?;
+        let resp = self.client.txn_noting_copies(txn, copies).await?;
         let (my_rev, place) = if resp.succeeded() {
             let my_rev = resp.header().map_or(0, |h| h.revision());
             let ops = resp.op_responses();

@@ -50,7 +50,14 @@ fn newest_page(below: Option<i64>) -> GetOptions {
 impl Mutex {
     /// One Txn: read the newest keys, then put ours if absent (ours is then the newest, so
     /// what was read is older). Idempotent, so retried. `value` is what the key stores.
-    pub(super) async fn enqueue_reader(&self, key: &[u8], lease: &Lease, try_once: bool, value: &[u8]) -> Result<Enqueued> {
+    pub(super) async fn enqueue_reader(
+        &self,
+        key: &[u8],
+        lease: &Lease,
+        try_once: bool,
+        value: &[u8],
+        copies: &std::sync::atomic::AtomicBool,
+    ) -> Result<Enqueued> {
         lease.check_usable()?;
         let (prefix, lease_id) = (&self.prefix, lease.id());
         let txn = || {
@@ -59,7 +66,7 @@ impl Mutex {
                 TxnOp::put(key, value, Some(PutOptions::new().with_lease(lease_id))),
             ])
         };
-        let resp = self.client.txn(txn, true).await?;
+        let resp = self.client.txn_noting_copies(txn, copies).await?;
         let (my_rev, place) = if resp.succeeded() {
             let my_rev = resp.header().map_or(0, |h| h.revision());
             let TxnOpResponse::Get(page) = &resp.op_responses()[0] else {

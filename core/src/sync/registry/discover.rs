@@ -8,8 +8,8 @@ use crate::transport::backoff::Backoff;
 use crate::watch::event::EventType;
 use crate::watch::{Watch, WatchOptions};
 
-/// Events taken from the watch at once; a batch this full is followed by more before a set is
-/// reported, so that no set stops halfway through a revision's changes.
+/// Events taken from the watch at once (then the rest of the last one's revision, so that no set
+/// stops halfway through a revision's changes).
 const BATCH: usize = 1024;
 
 /// Instance sets of one service, from [`Client::discover`](crate::Client::discover).
@@ -68,7 +68,7 @@ impl Discovery {
                 }
                 continue;
             };
-            let batch = match watch.next_batch(BATCH).await {
+            let mut batch = match watch.next_batch(BATCH).await {
                 None => return Err(closed_error()),
                 Some(Err(e)) if e.kind() == ErrorKind::Compacted || e.is_unreachable() => {
                     // Whatever happened in the history we cannot see, a fresh read tells.
@@ -79,6 +79,11 @@ impl Discovery {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(batch)) => batch,
             };
+            // A batch cut off at BATCH may stop inside a revision: the rest of it is already
+            // here (never waited for: nothing more may come), and is applied with it.
+            if let Some(last) = batch.last().map(|e| e.revision()) {
+                batch.extend(watch.rest_of_revision(last));
+            }
             self.backoff.reset();
             for event in &batch {
                 if apply(&self.prefix, &mut self.current, event.event_type, &event.kv) {
@@ -86,32 +91,7 @@ impl Discovery {
                 }
                 self.current.revision = event.revision();
             }
-            // A full batch may stop inside a revision: take the rest before reporting.
-            if batch.len() == BATCH && self.unreported {
-                self.unreported = false;
-                self.pending_more().await;
-            }
         }
-    }
-
-    /// After a full batch: whatever else is ready now is applied before the set is reported.
-    async fn pending_more(&mut self) {
-        while let Some(watch) = self.watch.as_mut() {
-            match watch.next_batch(BATCH).await {
-                Some(Ok(batch)) => {
-                    for event in &batch {
-                        apply(&self.prefix, &mut self.current, event.event_type, &event.kv);
-                        self.current.revision = event.revision();
-                    }
-                    if batch.len() < BATCH {
-                        break;
-                    }
-                }
-                // Errors and the end come again on the next call.
-                _ => break,
-            }
-        }
-        self.unreported = self.last.as_ref() != Some(&self.current.instances);
     }
 
     /// Reads the set and watches the prefix from just after that read; the set is reported

@@ -43,6 +43,9 @@ struct Shared {
     /// The lease the key is on now; `None` while registering again, and once ended.
     lease: watch::Sender<Option<Lease>>,
     events: broadcast::Sender<RegistrationEvent>,
+    /// The key's mod revision after the last `update` (0: unknown), which the next compares
+    /// against, one at a time (see `sync/ordered.rs`).
+    updated: tokio::sync::Mutex<i64>,
 }
 
 /// Events of one registration, from [`Registration::events`].
@@ -66,7 +69,7 @@ impl RegistrationEvents {
 /// then starts the task that keeps it registered.
 pub(super) async fn start(client: Client, key: Vec<u8>, value: Vec<u8>, opts: RegisterOptions) -> Result<Registration> {
     let (lease_tx, _) = watch::channel(None);
-    let shared = Arc::new(Shared { client, key, value: Mutex::new(value), ttl: opts.ttl, lease: lease_tx, events: broadcast::channel(64).0 });
+    let shared = Arc::new(Shared { client, key, value: Mutex::new(value), ttl: opts.ttl, lease: lease_tx, events: broadcast::channel(64).0, updated: Default::default() });
     let (lease, rev) = shared.put(opts.replace, None).await?;
     shared.set_lease(Some(lease.clone()));
     tracing::debug!(target: "etcdlock", key = %shared.name(), lease = format_args!("{:x}", lease.id()), "instance registered");
@@ -97,7 +100,8 @@ impl Registration {
 
     /// Replaces the registered value, kept for every later registration. Applied only while
     /// the key is on this registration's lease: `NotHeld` (and only kept for later) while it
-    /// is being registered again. Returns the write's revision.
+    /// is being registered again. Returns the write's revision. Values land in the order of
+    /// the calls: a late copy of an earlier update never overwrites a later one.
     pub async fn update(&self, value: impl Into<Vec<u8>>) -> Result<i64> {
         let value = value.into();
         crate::client::validate::check_lock_value(&value)?;
@@ -106,17 +110,19 @@ impl Registration {
         let Some(lease) = lease.filter(Lease::is_alive) else {
             return Err(Error::new(ErrorKind::NotHeld, "the instance is not registered now (registering again)"));
         };
-        let key = self.shared.key.clone();
-        let txn = || {
-            Txn::new()
-                .when([Compare::lease(key.clone(), CompareOp::Equal, lease.id())])
-                .and_then([TxnOp::put(key.clone(), value.clone(), Some(PutOptions::new().with_lease(lease.id())))])
+        let id = lease.id();
+        let put = crate::sync::ordered::OrderedPut {
+            client: &self.shared.client,
+            key: &self.shared.key,
+            ours: Compare::lease(self.shared.key.clone(), CompareOp::Equal, id),
+            is_ours: &|kv| kv.lease == id,
+            lease: id,
         };
-        let resp = self.shared.client.txn(txn, true).await?;
-        if !resp.succeeded() {
-            return Err(Error::new(ErrorKind::NotHeld, "the instance's key is gone or on another lease"));
+        let mut last = self.shared.updated.lock().await;
+        match put.put(&value, &mut last).await? {
+            Some(revision) => Ok(revision),
+            None => Err(Error::new(ErrorKind::NotHeld, "the instance's key is gone or on another lease")),
         }
-        Ok(resp.header().map_or(0, |h| h.revision()))
     }
 
     /// Deregisters: stops keeping it, deletes the key if it is still this registration's and

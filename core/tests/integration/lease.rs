@@ -1,6 +1,5 @@
 //! Leases and keepalive against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, LostReason};
 use std::time::Duration;
 

@@ -1,6 +1,5 @@
 //! The fair read-write lock against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, LockOptions};
 use std::time::Duration;
 

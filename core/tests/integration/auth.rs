@@ -1,6 +1,5 @@
 //! User/password authentication against an etcd with auth enabled.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ClientOptions, ErrorKind};
 use std::time::Duration;
 

@@ -1,9 +1,8 @@
 //! TLS and mTLS against a real etcd serving certificates made at test time.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{Client, ClientOptions, ErrorKind, Pem, TlsOptions, WatchOptions};
 use std::time::{Duration, Instant};
-use tls::TlsEtcd;
+use crate::common::tls::TlsEtcd;
 
 fn opts(tls: TlsOptions) -> ClientOptions {
     ClientOptions { tls: Some(tls), connect_timeout: Duration::from_secs(3), ..Default::default() }

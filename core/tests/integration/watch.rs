@@ -1,6 +1,5 @@
 //! Resilient watches against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, EventType, WatchOptions};
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! `etcdlock run` as a process against a real etcd: exclusion, exit statuses, signals, and the
 //! command stopped when the lock is lost.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(30);

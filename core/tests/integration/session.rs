@@ -1,6 +1,5 @@
 //! The lease a client's locks of one TTL share: reused, replaced, and never left behind.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ClientOptions, ErrorKind, LockOptions};
 use std::time::Duration;
 

@@ -1,6 +1,5 @@
 //! Queue inspection (`Client::inspect`) and the value an acquire attaches to its queue key.
-mod common;
-use common::*;
+use crate::common::*;
 use etcd_client::{GetOptions, SortOrder, SortTarget};
 use etcdlock::{ErrorKind, LockOptions};
 use std::time::Duration;

@@ -1,7 +1,6 @@
 //! The channel KV requests take (core/src/h2_channel.rs): which member, large messages, and
 //! moving away from a member that stops answering.
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::{Duration, Instant};
 
 // covers: KV-LARGE-001

@@ -1,7 +1,6 @@
 //! Per-client lock and registry metrics (`Client::metrics`): exact after a known sequence, and valid
 //! Prometheus text.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, LockOptions};
 use std::time::Duration;
 

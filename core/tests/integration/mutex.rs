@@ -1,6 +1,5 @@
 //! The fair mutex against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, LockOptions, LostReason};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +71,7 @@ async fn no_overlap_with_many_contenders_guarded_counter() {
     for _ in 0..8 {
         let (name, counter_key, inside) = (name.clone(), counter_key.clone(), inside.clone());
         // Separate clients, as separate processes would have.
-        let c = common::client().await;
+        let c = crate::common::client().await;
         tasks.push(tokio::spawn(async move {
             let m = c.mutex(name, 10).unwrap();
             let mut tokens = Vec::new();
@@ -412,7 +411,7 @@ async fn unreachable_endpoint_fails_within_the_connect_timeout() {
 async fn close_fails_a_waiting_acquire_with_closed() {
     let client = client().await;
     let name = prefix("closewait") + "lock";
-    let other = common::client().await;
+    let other = crate::common::client().await;
     let holder = other.mutex(name.clone(), 10).unwrap().lock().await.unwrap();
     let m = client.mutex(name.clone(), 10).unwrap();
     let w = tokio::spawn(async move { m.lock().await });

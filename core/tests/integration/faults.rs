@@ -1,6 +1,5 @@
 //! Faults on a real 3-member cluster, and interop with etcd's own lock.
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 // covers: FAULT-LEADER-001

@@ -1,8 +1,7 @@
 //! Member selection: no member can stall a client (one that accepts connections and never
 //! answers, or one that drops SYNs), clients spread over a cluster's members, and one client
 //! keeps many leases alive, also across a reset of its keepalive stream.
-mod common;
-use common::*;
+use crate::common::*;
 use etcd_testkit::silent::{Silent, Unaccepting};
 use std::time::{Duration, Instant};
 

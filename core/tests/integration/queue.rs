@@ -1,8 +1,7 @@
 //! A lock's queue holds only waiters: keys under `<name>/` that no waiter wrote (a user's key,
 //! the queue of a lock named `<name>/a`) never block `<name>`, and guarded writes cannot put
 //! such keys there.
-mod common;
-use common::*;
+use crate::common::*;
 use etcd_client::PutOptions;
 use etcdlock::{ErrorKind, LockOptions, Op};
 use std::time::Duration;

@@ -1,6 +1,5 @@
 //! close() racing with a waiting acquire's cleanup must not leave the waiter's key behind.
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::Duration;
 
 // covers: CONN-CLOSE-WAITER-001

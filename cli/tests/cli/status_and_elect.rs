@@ -1,7 +1,6 @@
 //! `etcdlock status` during contention, and `etcdlock elect` with `etcdctl elect`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
@@ -50,7 +49,7 @@ fn status_shows_the_holder_and_the_waiters_in_order() {
     assert_eq!(code(&output(&["status", &name], LIMIT)), 1);
 
     // A semaphore of 2 with 3 runs: two hold, one waits.
-    let slots = common::name("status-slots");
+    let slots = crate::common::name("status-slots");
     let script = format!("while [ ! -e {} ]; do sleep 0.02; done", dir.file("slots-go"));
     let runs: Vec<Child> = (0..3).map(|_| spawn(&["run", "--permits", "2", &slots, "--shell", "--", &script])).collect();
     assert!(eventually(LIMIT, || keys_under(&format!("{slots}/")).len() == 3), "the runs never queued");

@@ -1,6 +1,5 @@
 //! Service registration and discovery against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, Instances, LostReason, RegisterOptions, RegistrationEvent};
 use std::time::Duration;
 
@@ -119,6 +118,59 @@ async fn discover_gives_the_current_set_then_each_change() {
     assert_eq!(b.discover("").err().map(|e| e.kind()), Some(ErrorKind::InvalidArgument));
     a.close().await;
     b.close().await;
+}
+
+// covers: DISC-BATCH-001
+#[tokio::test]
+async fn a_discovery_reports_a_backlog_of_exactly_a_full_batch() {
+    // 8 transactions of 128 instances each arrive while the discoverer is not reading: 1,024
+    // events, one full batch of the watch, ending at a revision's end. Nothing more comes after
+    // them, so the set must be reported without waiting for another change.
+    let eps = shared().endpoints();
+    let c = client().await;
+    let svc = prefix("disc-batch") + "api";
+    let mut d = c.discover(&svc).unwrap();
+    assert!(next(&mut d).await.instances.is_empty());
+    let mut raw = raw(&eps).await;
+    for t in 0..8 {
+        let puts: Vec<_> = (0..128).map(|i| etcd_client::TxnOp::put(format!("{svc}/n{t}-{i:03}"), "x", None)).collect();
+        raw.txn(etcd_client::Txn::new().and_then(puts)).await.unwrap();
+    }
+    // Every event is in the discoverer's watch before it reads.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut seen = 0;
+    for _ in 0..8 {
+        seen = next(&mut d).await.instances.len();
+        if seen == 1024 {
+            break;
+        }
+    }
+    assert_eq!(seen, 1024);
+    raw.delete(format!("{svc}/"), Some(etcd_client::DeleteOptions::new().with_prefix())).await.unwrap();
+    c.close().await;
+}
+
+// covers: DISC-COMPACT-002
+#[tokio::test]
+async fn a_discovery_whose_first_watch_starts_in_compacted_history_reads_again() {
+    let etcd = Etcd::start(1);
+    let (proxies, via) = proxied(&etcd);
+    let (watcher, writer) = (client_for(&via).await, client_for(&etcd.endpoints()).await);
+    let r1 = writer.register("svc", "n1", "a", 10).await.unwrap();
+    let mut d = watcher.discover("svc").unwrap();
+    proxies[0].set(proxy::Mode::HoldReplies);
+    let first = tokio::spawn(async move { (tokio::time::timeout(Duration::from_secs(10), d.next()).await, d) });
+    compact_past_a_held_read(&etcd, &proxies[0]).await;
+    let (set, mut d) = first.await.unwrap();
+    assert_eq!(names(&set.expect("a set within 10 s").expect("no error")), ["n1"]);
+    // The watch that follows that read is the one that starts in compacted history.
+    let r2 = writer.register("svc", "n2", "b", 10).await.unwrap();
+    let set = tokio::time::timeout(Duration::from_secs(10), d.next()).await.expect("a set within 10 s").expect("no error");
+    assert_eq!(names(&set), ["n1", "n2"]);
+    r1.close().await.unwrap();
+    r2.close().await.unwrap();
+    watcher.close().await;
+    writer.close().await;
 }
 
 // covers: DISC-COMPACT-001

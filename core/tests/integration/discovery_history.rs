@@ -1,7 +1,6 @@
 //! A discovery followed through a member's restart, a cut-off and a compaction, judged against
 //! etcd's own history of the service's keys (a raw watch on a member that stays up).
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::Instances;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,6 +1,5 @@
 //! The fair semaphore against a real etcd.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, LockOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

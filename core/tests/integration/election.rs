@@ -1,6 +1,5 @@
 //! Leader election against a real etcd, and with `etcdctl elect`.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{ErrorKind, Leader, LockOptions};
 use std::time::{Duration, Instant};
 
@@ -132,6 +131,58 @@ async fn observe_reports_each_leader_its_proclamations_and_no_leader() {
     a.close().await;
     assert_eq!(tokio::time::timeout(Duration::from_secs(5), o.next()).await.unwrap().unwrap_err().kind(), ErrorKind::Closed);
     b.close().await;
+}
+
+// covers: ELECT-OBSERVE-ORDER-001
+#[tokio::test]
+async fn an_observer_never_goes_back_to_an_older_proclamation() {
+    // The new leader proclaims twice while the observer is not reading: the leader's change makes
+    // it read the state (the second value, at revision R), and the watch still holds the
+    // proclamations at or below R. Delivered after the read, the first would take it back.
+    let (a, b) = (client().await, client().await);
+    let name = prefix("elect-order") + "svc";
+    let la = a.election(name.clone(), 10).unwrap().campaign("a").await.unwrap();
+    let mut o = a.election(name.clone(), 10).unwrap().observe();
+    assert_eq!(next_change(&mut o).await.unwrap().value, b"a");
+    let eb = b.election(name.clone(), 10).unwrap();
+    let waiting = tokio::spawn(async move { eb.campaign("c").await });
+    let eps = shared().endpoints();
+    assert!(eventually(Duration::from_secs(5), || async { keys_under(&eps, &format!("{name}/")).await.len() == 2 }).await);
+    la.resign().await.unwrap();
+    let lc = tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap().unwrap();
+    lc.proclaim("v1").await.unwrap();
+    lc.proclaim("v2").await.unwrap();
+    assert_eq!(next_change(&mut o).await.unwrap().value, b"v2");
+    lc.proclaim("v3").await.unwrap();
+    assert_eq!(next_change(&mut o).await.unwrap().value, b"v3", "the observer went back");
+    lc.resign().await.unwrap();
+    a.close().await;
+    b.close().await;
+}
+
+// covers: ELECT-OBSERVE-COMPACT-002
+#[tokio::test]
+async fn an_observer_whose_first_watch_starts_in_compacted_history_reads_again() {
+    // The history after the observer's read is compacted before its watch starts from there:
+    // the observer reads again and reports the leader, never Compacted.
+    let etcd = Etcd::start(1);
+    let (proxies, via) = proxied(&etcd);
+    let (watcher, direct) = (client_for(&via).await, client_for(&etcd.endpoints()).await);
+    let name = prefix("elect-compact2") + "svc";
+    let leader = direct.election(name.clone(), 10).unwrap().campaign("a").await.unwrap();
+    let mut o = watcher.election(name.clone(), 10).unwrap().observe();
+    proxies[0].set(proxy::Mode::HoldReplies);
+    let first = tokio::spawn(async move { (tokio::time::timeout(Duration::from_secs(10), o.next()).await, o) });
+    compact_past_a_held_read(&etcd, &proxies[0]).await;
+    let (seen, mut o) = first.await.unwrap();
+    assert_eq!(seen.expect("a leader within 10 s").expect("no error").map(|l| l.revision), Some(leader.fencing_token()));
+    // The watch that follows that read is the one that starts in compacted history.
+    leader.proclaim("a2").await.unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), o.next()).await.expect("a change within 10 s").expect("no error");
+    assert_eq!(seen.map(|l| l.value), Some(b"a2".to_vec()));
+    leader.resign().await.unwrap();
+    watcher.close().await;
+    direct.close().await;
 }
 
 // covers: ELECT-OBSERVE-COMPACT-001

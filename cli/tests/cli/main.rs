@@ -1,0 +1,9 @@
+//! The `etcdlock` command line as a process against real etcd, in one test binary (each test
+//! binary links the whole dependency set again). A new test file goes here as a module.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod orphans;
+mod run;
+mod status_and_elect;
