@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test suite, against real etcd servers that the suites start themselves. This is the
 # README's test command, and exactly what .ci/run runs.
-#   bash scripts/test.sh           every suite (~25 min on 2 cores from a fresh clone)
+#   bash scripts/test.sh           every suite (~20 min on 2 cores from a fresh clone; budget 35)
 #   bash scripts/test.sh --quick   the unit tests, the core on one etcd version and each binding's
 #                                  suite; the stages it leaves out are listed as skipped
 # Each suite is a named stage (scripts/lib/stages.sh): a failed stage does not stop the others,
@@ -10,8 +10,9 @@
 #
 # Everything is compiled once, by the first build stage (workspace-hack/ makes every later
 # cargo, npm and maturin build reuse it). Then the suites run in groups: those that mostly wait
-# on etcd (fault injection, lease expiry, watch resumption) run two or three at a time, beside
-# at most one that needs the CPU; the benchmark smoke runs with nothing beside it.
+# on etcd (fault injection, lease expiry, watch resumption) run three or four at a time, beside
+# at most one that needs the CPU; the benchmark smokes and the demos run with nothing beside
+# them. The stage table at the end shows what each stage cost and what is left of the budget.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -49,17 +50,23 @@ rust_targets=(--workspace --all-targets --exclude etcdlock-c --exclude etcdlock-
 stage "the bindings' crates hold no Rust tests" bash -c '! grep -rnE "#\[(tokio::)?test\b|#\[cfg\(test\)\]" bindings-*/src'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release "${rust_targets[@]}" --no-run
-full "the demo's and the soak's workers (Rust, C, Node)" \
-    python3 -c 'import sys; sys.path.insert(0, "demo"); import workers; workers.build(["rust", "c", "node"])'
 stage_wait
+
+# The groups below run one after another. In each, the stages that mostly wait on etcd (fault
+# injection, lease expiry, watch resumption) run in the background beside at most one stage
+# that needs the CPU, in the foreground. A new suite joins the group whose foreground it does
+# not compete with (README.md, "Adding a suite").
 
 # One fault test does not apply to 3.5.1; it runs on 3.6.16 and 3.5.35 below.
 echo "skipped on etcd 3.5.1: a_frozen_then_resumed_leader_costs_no_lock (FAULT-PAUSE-LEADER-001: before 3.5.13 a resumed old leader can revoke leases kept alive through the new one, etcd-io/etcd#15247)"
 stage_bg "Rust: unit, integration, fault and interop tests (etcd 3.5.1)" \
     cargo test --release "${rust_targets[@]}" -- --skip a_frozen_then_resumed_leader_costs_no_lock
 stage_bg "Python" env ETCD_BIN="$etcd_bindings" bash bindings-python/test.sh
-# C first: Node's contention test wants the CPU that the Python stage's build takes at its start.
-stage "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
+stage_bg "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
+# The foreground: the workers' builds (C's and Node's libraries, which their suites then reuse),
+# then Node (its contention test wants the CPU the builds above take at their start), then Java.
+full "the demo's and the soak's workers (Rust, C, Node)" \
+    python3 -c 'import sys; sys.path.insert(0, "demo"); import workers; workers.build(["rust", "c", "node"])'
 stage "Node" env ETCD_BIN="$etcd_bindings" bash bindings-node/test.sh
 stage "Java" env ETCD_BIN="$etcd_bindings" bash bindings-java/test.sh
 stage "Rust: doc tests" cargo test --release --workspace --doc
@@ -71,6 +78,7 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
     env ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
+full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
     tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_soak.py
 stage_wait
@@ -84,11 +92,11 @@ full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
 stage_wait
 
+# Benchmark smoke runs and the demos: each alone (they time what they do).
 full "Bench smoke" python3 bench/run.py --rounds 1 --seconds 0.2
 full "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 full "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
 full "Bench election failover smoke" cargo run --quiet --release -p etcdlock-bench --example failover -- --rounds 1 --ttl 2 --go
-full "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
 full "demo" ./demo.sh --duration 20
 full "demo TLS" ./demo.sh --tls --duration 12 --no-build
 stages_report

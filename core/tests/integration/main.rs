@@ -5,8 +5,7 @@
 //! build). Tests here share nothing process-wide but `common::shared()`, the one etcd server of
 //! the binary, and isolate themselves by key prefix; a test that injects faults or compacts starts
 //! a private cluster. A test that changes process-wide state (the shared runtime, the tracing
-//! subscriber, the log sink) has a binary of its own beside this folder (`../runtime.rs`,
-//! `../events.rs`, `../log_sink.rs`).
+//! subscriber, the log sink) goes to `../process/`, where each test runs in a process of its own.
 //!
 //! A new test file goes here as a module: `mod <file>;` below, and `use crate::common::*;` in it.
 

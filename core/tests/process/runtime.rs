@@ -1,11 +1,11 @@
 //! The shared runtime: lazily started, refuses blocking calls from async contexts, shuts down.
-mod common;
-use common::*;
+use crate::common::*;
 use etcdlock::{runtime, ErrorKind};
 
 // covers: RT-ONE-001, RT-WRONGCTX-001, RT-EXIT-002
 #[test]
 fn blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable() {
+    crate::alone!(blocking_entry_points_refuse_async_threads_and_shutdown_is_restartable);
     // Nothing started it yet in this test binary.
     assert!(!runtime::runtime_started());
     let eps = shared().endpoints();

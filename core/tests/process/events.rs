@@ -1,8 +1,7 @@
 //! The events the core emits (target `etcdlock`), as an application's tracing subscriber sees
-//! them. A test binary of its own: the subscriber is process-wide (the library's runtime
-//! threads emit too), set once here.
-mod common;
-use common::*;
+//! them. Each test in a process of its own (`alone!`): the subscriber is process-wide (the
+//! library's runtime threads emit too), set once there.
+use crate::common::*;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tracing::field::{Field, Visit};
@@ -69,6 +68,7 @@ fn find(seen: &Mutex<Vec<Seen>>, message: &str, lock: &str) -> Option<Seen> {
 // covers: OBS-EVENT-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_lock_is_a_warn_event_with_its_name_token_and_reason() {
+    crate::alone!(a_lost_lock_is_a_warn_event_with_its_name_token_and_reason);
     let seen = events();
     let client = client().await;
     let name = prefix("events") + "lost";
@@ -95,6 +95,7 @@ async fn a_lost_lock_is_a_warn_event_with_its_name_token_and_reason() {
 // covers: OBS-EVENT-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_is_a_debug_event_and_not_a_loss() {
+    crate::alone!(a_release_is_a_debug_event_and_not_a_loss);
     let seen = events();
     let client = client().await;
     let name = prefix("events") + "released";

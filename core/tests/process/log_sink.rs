@@ -1,7 +1,6 @@
-//! The bindings' bridge (`runtime::log`): sinks get the core's events as records. A test binary
-//! of its own: the first sink installs the process-wide subscriber.
-mod common;
-use common::*;
+//! The bindings' bridge (`runtime::log`): sinks get the core's events as records. In a process
+//! of its own (`alone!`): the first sink installs the process-wide subscriber.
+use crate::common::*;
 use etcdlock::runtime::log::{add_sink, remove_sink, set_level, LogLevel, LogRecord, LogValue};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,6 +8,7 @@ use std::time::Duration;
 // covers: OBS-EVENT-001
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_gets_the_lost_lock_as_a_warn_record_and_nothing_after_removal() {
+    crate::alone!(a_sink_gets_the_lost_lock_as_a_warn_record_and_nothing_after_removal);
     let seen: Arc<Mutex<Vec<LogRecord>>> = Arc::default();
     let s = seen.clone();
     let id = add_sink(LogLevel::Warn, Arc::new(move |r: &LogRecord| s.lock().unwrap().push(r.clone()))).unwrap();
