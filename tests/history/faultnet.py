@@ -12,9 +12,11 @@ when its socket closes.
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import sys
 import threading
+import time
 from typing import Callable, List, Optional
 
 # The proxies' shared socket helpers live with the Python binding's network fakes.
@@ -140,3 +142,43 @@ def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], dro
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def delayed_pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None],
+                 delay: Callable[[], float]) -> None:
+    """``pump``, with each chunk passed on ``delay()`` seconds after it was read (as read when it
+    was), in order, and the end of the stream as late: a slow link, over which what was sent is
+    still delivered, and applied, late. A writer thread of its own does the passing on."""
+    chunks: "queue.Queue" = queue.Queue()
+
+    def writer() -> None:
+        try:
+            while True:
+                due, data = chunks.get()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if data is None:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    threading.Thread(target=writer, daemon=True).start()
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            if silent():
+                drop(len(data))
+                continue
+            chunks.put((time.monotonic() + delay(), data))
+    except OSError:
+        pass
+    chunks.put((time.monotonic() + delay(), None))

@@ -6,7 +6,9 @@ member reaches it through that proxy. ``isolate(i)`` makes member i a minority o
 peer connection to it or from it goes silent (bytes dropped both ways, sockets left open, as
 a network that drops everything), while clients still reach it directly on its client URL.
 ``heal()`` ends that and resets (RST) each connection that lived through it, so that the
-members reconnect at once.
+members reconnect at once. ``delay(a, b, seconds)`` makes every byte member a sends to member b
+arrive that much later (in order; ``undelay()`` ends it for what is sent next): a follower's
+proposals then reach the leader late, and are applied after the client moved on.
 
 Why the proxy has to know who dials: etcd's raft transport sends member A's messages to B both
 on connections A dials to B's peer URL (pipeline) and on connections B dials to A's (the
@@ -28,7 +30,7 @@ import threading
 import time
 from typing import Dict, List, Optional
 
-from faultnet import pump  # also puts the Python binding's tests (netfakes) on the path
+from faultnet import delayed_pump  # also puts the Python binding's tests (netfakes) on the path
 from etcd_harness import Cluster
 from netfakes import HOST, dial, listener, reset
 
@@ -104,6 +106,7 @@ class PeerNet:
         self.pids: Dict[int, int] = {}  # member index -> PID, kept up to date by the cluster
         self.unknown_senders = 0  # accepted connections whose dialing member was not found
         self.dropped = 0  # bytes dropped while a member was isolated
+        self._delays: Dict[tuple, float] = {}  # (from member, to member) -> seconds
 
     def proxy(self, index: int, port: int) -> int:
         """Starts a proxy for member ``index``'s peer port; returns the proxy's port."""
@@ -116,6 +119,16 @@ class PeerNet:
     def isolate(self, index: int) -> None:
         with self._lock:
             self._isolated.add(index)
+
+    def delay(self, frm: int, to: int, seconds: float) -> None:
+        """What member ``frm`` sends to member ``to`` from now on arrives ``seconds`` late."""
+        with self._lock:
+            self._delays[(frm, to)] = seconds
+
+    def undelay(self) -> None:
+        """What is sent from now on goes through at once (what is on its way stays late)."""
+        with self._lock:
+            self._delays = {}
 
     def heal(self) -> int:
         """Ends every isolation; resets the connections that lived through it. Returns how many."""
@@ -170,11 +183,12 @@ class PeerNet:
             link = _Link(client, up, self._sender(client, proxy_port), index)
             with self._lock:
                 self._links.append(link)
-            threading.Thread(target=self._pump, args=(link, client, up), daemon=True).start()
-            threading.Thread(target=self._pump, args=(link, up, client), daemon=True).start()
+            # The dialer's bytes go to the member behind the proxy, and the member's back to it.
+            threading.Thread(target=self._pump, args=(link, client, up, (link.src, link.dst)), daemon=True).start()
+            threading.Thread(target=self._pump, args=(link, up, client, (link.dst, link.src)), daemon=True).start()
 
-    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket) -> None:
-        pump(src, dst, lambda: self._silent(link), self._drop)
+    def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: tuple) -> None:
+        delayed_pump(src, dst, lambda: self._silent(link), self._drop, lambda: self._delays.get(way, 0.0))
         with self._lock:  # ended (either way): forgotten, so that the list stays short
             if link in self._links:
                 self._links.remove(link)

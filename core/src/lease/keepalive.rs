@@ -116,9 +116,8 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             // Opening can take a while; a lease whose deadline comes first must still be
             // reported lost on time.
             let earliest = leases.values().map(|e| e.state.deadline()).min().unwrap_or_default();
-            let until_earliest = earliest.saturating_sub(clock::now());
             tokio::select! {
-                _ = tokio::time::sleep(until_earliest) => {}
+                _ = until(earliest) => {}
                 s = open(&mut paths, &mut leases) => match s {
                     Some(s) => {
                         backoff.reset();
@@ -194,6 +193,18 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             _ = async { room.as_ref().expect("checked").reserve().await.map(drop) }, if room.is_some() => {}
             _ = tokio::time::sleep_until(wake) => {}
         }
+    }
+}
+
+/// Returns at `at`, a moment of [`clock::now`], looking at that clock at least every
+/// `clock::CHECK` (a suspend stops tokio's timers, not that clock).
+async fn until(at: Duration) {
+    loop {
+        let left = clock::check_in(at);
+        if left.is_zero() {
+            return;
+        }
+        tokio::time::sleep(left).await;
     }
 }
 

@@ -31,12 +31,22 @@ pub(crate) struct LeaseState {
     /// Queue-key numbers in use on this lease, per hash of the lock name (see
     /// `Mutex::queue_key`). Two names of one hash only make each other's numbers larger.
     slots: std::sync::Mutex<std::collections::HashSet<(u64, u64)>>,
+    /// A revoke of ours was sent: etcd may end the lease at any moment now, whatever its TTL.
+    revoking: std::sync::atomic::AtomicBool,
 }
 
 impl LeaseState {
     fn new(id: i64, ttl: Duration, granted_at: Duration) -> Self {
         let state =
-            LeaseState { id, ttl, granted_at, deadline_nanos: AtomicU64::new(0), lost: LostFlag::new(), slots: Default::default() };
+            LeaseState {
+            id,
+            ttl,
+            granted_at,
+            deadline_nanos: AtomicU64::new(0),
+            lost: LostFlag::new(),
+            slots: Default::default(),
+            revoking: Default::default(),
+        };
         state.acknowledged(granted_at);
         state
     }
@@ -77,6 +87,24 @@ impl LeaseState {
     /// deadline plus its safety margin, i.e. the last acknowledged send time plus the TTL.
     pub fn server_expiry_floor(&self) -> Duration {
         self.deadline() + self.margin()
+    }
+
+    /// [`Lease::expires_no_sooner_than`] on [`clock::now`]'s scale: `None` once the lease is lost
+    /// for another reason than its local deadline, or a revoke of ours was sent (a lease only
+    /// locally expired is revoked when its session replaces it, and the next waiter may hold
+    /// at once).
+    fn exclusive_floor(&self) -> Option<Duration> {
+        self.check_deadline();
+        if self.revoking.load(Ordering::Acquire) {
+            return None;
+        }
+        match self.lost.reason() {
+            None => {}
+            // Lost at the local deadline: the floor is the margin after it.
+            Some(LostReason::Expired) if clock::now() >= self.deadline() => {}
+            Some(_) => return None,
+        }
+        Some(self.server_expiry_floor())
     }
 
     /// Whether the grant is so recent that a member may not have applied it yet: etcd answers
@@ -194,15 +222,7 @@ impl Lease {
     /// the lease is gone for another reason than that deadline: revoked, or reported expired by
     /// the server.
     pub fn expires_no_sooner_than(&self) -> Option<std::time::Instant> {
-        let state = &self.inner.state;
-        state.check_deadline();
-        let (now, floor) = (clock::now(), state.server_expiry_floor());
-        match state.lost.reason() {
-            None => {}
-            // Lost at the local deadline: the floor is the margin after it.
-            Some(LostReason::Expired) if now >= state.deadline() => {}
-            Some(_) => return None,
-        }
+        let (now, floor) = (clock::now(), self.inner.state.exclusive_floor()?);
         let base = std::time::Instant::now();
         Some(match floor.checked_sub(now) {
             Some(ahead) => base + ahead,
@@ -270,6 +290,7 @@ impl Handle {
 
 /// Marks a lease revoked, revokes it on the server, and stops keeping it alive.
 pub(crate) async fn revoke(client: &Client, state: &LeaseState, deadline: Option<Instant>) -> Result<()> {
+    state.revoking.store(true, Ordering::Release);
     state.lost.set(LostReason::Revoked);
     // Known to the keeper until the revoke is done: a close() or shutdown() racing with this
     // then revokes it too, and waits for that, before the runtime may stop.
@@ -324,5 +345,24 @@ impl Drop for Handle {
         let (etcd, id) = (self.client.inner.etcd.clone(), self.state.id);
         let timeout = self.client.inner.opts.request_timeout;
         runtime::spawn_cleanup(revoke_detached(etcd, id, Instant::now() + timeout));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_past_its_local_deadline_is_exclusive_until_the_floor_unless_we_revoke_it() {
+        // Granted 9.5 s ago with a TTL of 10 s (a margin of 1 s): past the local deadline (9 s
+        // after the grant, its last acknowledged send), 0.5 s before the server's floor (10 s).
+        let ttl = Duration::from_secs(10);
+        let state = LeaseState::new(7, ttl, clock::now().saturating_sub(Duration::from_millis(9_500)));
+        assert!(state.check_deadline(), "past the local deadline");
+        let floor = state.exclusive_floor().expect("still exclusive until the floor");
+        assert!(floor > clock::now());
+        // A session that replaces it revokes it: etcd may hand the lock on at once.
+        state.revoking.store(true, Ordering::Release);
+        assert_eq!(state.exclusive_floor(), None);
     }
 }

@@ -9,6 +9,8 @@
 
 mod cleanups;
 pub(crate) mod clock;
+#[doc(hidden)]
+pub use clock::suspend_for_tests;
 pub mod log;
 #[doc(hidden)]
 pub mod linger;

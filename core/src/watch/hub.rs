@@ -59,6 +59,10 @@ pub(crate) enum Msg {
     /// The server created the watch; events after `revision` will follow.
     Created { revision: i64 },
     Events(Vec<WatchEvent>),
+    /// Every event of the watch up to `revision` was delivered: a stream resumed after it may
+    /// start at `revision + 1`. Only from a member that answers progress requests only when
+    /// every watch of the stream is synced (etcd ≥ 3.5.8, etcd-io/etcd#15220).
+    Progress { revision: i64 },
     /// The watch ended for good (compaction, permission, bad request). Boxed: rare, and a
     /// message's size sets the size of every subscriber's queue.
     Failed(Box<Error>),
@@ -117,6 +121,16 @@ impl Hub {
 
 type Stream = (etcd_client::WatchRequestSender, etcd_client::WatchResponseStream);
 
+/// Whether the member's progress answers can be passed on (see [`Msg::Progress`]): before etcd
+/// 3.5.8 a member answered with its current revision even while some watches of the stream had
+/// not caught up, and a watch resumed from there would skip events.
+async fn progress_is_synced(etcd: &etcd_client::Client) -> bool {
+    let mut m = etcd.maintenance_client();
+    let Ok(Ok(status)) = tokio::time::timeout(SILENT, m.status()).await else { return false };
+    let v: Vec<u32> = status.version().split('.').map_while(|p| p.parse().ok()).collect();
+    matches!(v.as_slice(), [3, 5, p, ..] if *p >= 8) || matches!(v.as_slice(), [3, m, ..] if *m >= 6) || v.first().is_some_and(|&major| major > 3)
+}
+
 fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
     let mut o = etcd_client::WatchOptions::new().with_watch_id(id).with_start_revision(spec.start_revision);
     if spec.prefix {
@@ -142,6 +156,8 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
     // When the hub last refreshed the auth token, and whether the stream opened after it.
     let mut refreshed: Option<Instant> = None;
     let mut fresh = false;
+    // Whether the stream's member answers progress requests only for synced watches.
+    let mut progress = false;
     loop {
         let check = match asked {
             Some(at) => at + SILENT,
@@ -166,8 +182,9 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                     let ok = match stream.as_mut() {
                         Some(s) => s.0.watch(spec.key.clone(), Some(options(id, &spec))).await.is_ok(),
                         None => match open(&mut paths, &spec, id).await {
-                            Some(s) => {
+                            Some((s, synced)) => {
                                 stream = Some(s);
+                                progress = synced;
                                 (heard, asked) = (Instant::now(), None);
                                 fresh = refreshed.is_some_and(|at| at.elapsed() < FRESH);
                                 true
@@ -187,7 +204,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             resp = next_response(&mut stream) => match resp {
                 Some(resp) => {
                     (heard, asked) = (Instant::now(), None);
-                    match dispatch(resp, &mut subs, &mut unconfirmed, fresh) {
+                    match dispatch(resp, &mut subs, &mut unconfirmed, fresh, progress) {
                         Next::Go => {}
                         Next::Cancel(id) => {
                             if let Some(s) = stream.as_mut() {
@@ -237,13 +254,15 @@ fn move_on(
 }
 
 /// Opens a stream on the current member with the watch `id`, within [`SILENT`].
-async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<Stream> {
+/// Also says whether the member's progress answers can be passed on.
+async fn open(paths: &mut Paths, spec: &Spec, id: i64) -> Option<(Stream, bool)> {
     let etcd = paths.client(SILENT).await?;
+    let synced = progress_is_synced(&etcd).await;
     for refreshed in [false, true] {
         let mut wc = etcd.watch_client();
         let open = wc.watch(spec.key.clone(), Some(options(id, spec)));
         match tokio::time::timeout(SILENT, open).await.ok()? {
-            Ok(stream) => return Some(stream.split()),
+            Ok(stream) => return Some((stream.split(), synced)),
             // The member's connection carries an auth token that expired: a new one, once.
             Err(e) if !refreshed && crate::error::stale_token(&e) => {
                 tokio::time::timeout(SILENT, etcd.refresh_token()).await.ok()?.ok()?;
@@ -272,14 +291,26 @@ enum Next {
 }
 
 /// Hands a response to its subscriber. `fresh`: the stream was opened just after a token
-/// refresh, so a refusal on it is final.
+/// refresh, so a refusal on it is final. `progress`: a progress answer is passed on to every
+/// confirmed subscriber.
 fn dispatch(
     resp: etcd_client::WatchResponse,
     subs: &mut HashMap<i64, Sender<Msg>>,
     unconfirmed: &mut VecDeque<i64>,
     fresh: bool,
+    progress: bool,
 ) -> Next {
     let mut id = resp.watch_id();
+    // A progress answer (to the hub's question after a quiet spell) names no watch.
+    if id == -1 && !resp.created() && !resp.canceled() && resp.events().is_empty() {
+        if let (true, Some(revision)) = (progress, resp.header().map(|h| h.revision())) {
+            for (_, tx) in subs.iter().filter(|(sub, _)| !unconfirmed.contains(sub)) {
+                // A full buffer drops it: the next answer will do.
+                let _ = tx.try_send(Msg::Progress { revision });
+            }
+        }
+        return Next::Go;
+    }
     if resp.created() {
         match unconfirmed.iter().position(|&u| u == id) {
             Some(at) => drop(unconfirmed.remove(at)),

@@ -124,6 +124,7 @@ impl Watch {
             match msg {
                 Some(Msg::Created { revision }) => self.next_revision = revision + 1,
                 Some(Msg::Events(events)) => self.pending.extend(events),
+                Some(Msg::Progress { .. }) => {}
                 Some(Msg::Failed(e)) => return Err(*e),
                 None => self.sub = None,
             }
@@ -170,6 +171,14 @@ impl Watch {
                     }
                     if let Some(last) = self.pending.back() {
                         self.next_revision = last.revision() + 1;
+                    }
+                }
+                // Nothing of this watch happened up to `revision`: a resume may start after it
+                // (history before it may be compacted by then). Not before the watch started,
+                // nor while events are queued (they are later than it).
+                Some(Msg::Progress { revision }) => {
+                    if self.next_revision > 0 && self.pending.is_empty() {
+                        self.next_revision = self.next_revision.max(revision + 1);
                     }
                 }
                 Some(Msg::Failed(e)) => return self.fail(*e),

@@ -26,6 +26,7 @@ mod metrics;
 mod mutex;
 mod queue;
 mod registry;
+mod registry_races;
 mod rwlock;
 mod semaphore;
 mod session;

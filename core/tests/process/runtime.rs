@@ -71,3 +71,22 @@ fn rt_threads() -> usize {
         .filter(|n| n.starts_with("etcdlock-rt"))
         .count()
 }
+
+// covers: LEASE-SUSPEND-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_is_reported_lost_promptly_after_a_suspend_longer_than_its_ttl() {
+    crate::alone!(a_lease_is_reported_lost_promptly_after_a_suspend_longer_than_its_ttl);
+    // A suspend stops CLOCK_MONOTONIC (every tokio timer) but not CLOCK_BOOTTIME, which the
+    // lease's deadline is on: the lost signal must come when the machine wakes, not a TTL later
+    // (by when the next keepalive would have renewed a lease etcd may have expired already).
+    let client = client().await;
+    let lease = client.lease(10).await.unwrap();
+    let lost = lease.lost();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    etcdlock::runtime::suspend_for_tests(std::time::Duration::from_secs(20));
+    let woke = std::time::Instant::now();
+    let reason = tokio::time::timeout(std::time::Duration::from_secs(2), lost.wait()).await;
+    assert_eq!(reason.ok(), Some(etcdlock::LostReason::Expired), "not reported lost within 2 s of the wake");
+    eprintln!("lost {:?} after the simulated wake", woke.elapsed());
+    client.close().await;
+}

@@ -1,5 +1,5 @@
 // Command go-resolver checks the service registry against etcd's own Go naming packages, as a Go
-// gRPC service would use them (core/tests/registry.rs runs it):
+// gRPC service would use them (core/tests/integration/registry.rs runs it):
 //
 //  1. It starts two gRPC health servers, A and B, on 127.0.0.1 (B only without -b: with it, B is
 //     the caller's own server at that address, e.g. a Python one), registers A with the

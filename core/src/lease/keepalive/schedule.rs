@@ -59,8 +59,9 @@ pub(super) struct Schedule {
     pending: VecDeque<i64>,
     /// Every keepalive sent on the current stream, in the order sent.
     inflight: VecDeque<(Instant, i64)>,
-    /// No lease's local deadline comes before this.
-    deadlines: Instant,
+    /// No lease's local deadline comes before this, on [`clock::now`]'s scale (which counts a
+    /// suspend; `Instant` does not).
+    deadlines: Duration,
     /// How long a keepalive may go unanswered: a sixth of the shortest TTL kept alive (see
     /// `transport::health::keepalive`), as of the last look at every lease or shorter.
     pub stall: Duration,
@@ -69,7 +70,7 @@ pub(super) struct Schedule {
 impl Default for Schedule {
     fn default() -> Self {
         let stall = crate::transport::health::keepalive(None);
-        Schedule { sends: BTreeSet::new(), pending: VecDeque::new(), inflight: VecDeque::new(), deadlines: Instant::now(), stall }
+        Schedule { sends: BTreeSet::new(), pending: VecDeque::new(), inflight: VecDeque::new(), deadlines: Duration::ZERO, stall }
     }
 }
 
@@ -78,8 +79,7 @@ impl Schedule {
     pub fn add(&mut self, e: &Entry) {
         self.sends.insert((e.next_send, e.state.id));
         self.stall = self.stall.min(crate::transport::health::keepalive(Some(e.state.ttl)));
-        let left = e.state.deadline().saturating_sub(clock::now());
-        self.deadlines = self.deadlines.min(Instant::now() + left + MS);
+        self.deadlines = self.deadlines.min(e.state.deadline() + MS);
     }
 
     pub fn is_pending(&self) -> bool {
@@ -90,8 +90,8 @@ impl Schedule {
     /// the keepalives that are due (with a stream), and checks the oldest unanswered one.
     pub fn scan(&mut self, leases: &mut HashMap<i64, Entry>, streaming: bool) -> Scan {
         let now = Instant::now();
-        if now >= self.deadlines {
-            self.look_at_all(leases, now);
+        if clock::now() >= self.deadlines {
+            self.look_at_all(leases);
         }
         let mut work = now + Duration::from_secs(3600);
         let mut silent = false;
@@ -117,20 +117,25 @@ impl Schedule {
                 self.inflight.pop_front();
             }
         }
-        Scan { wake: self.deadlines.min(work.max(now + MIN_WAKE)), silent }
+        // While leases are kept, their deadlines are looked at again at least every
+        // clock::CHECK: a suspend stops `Instant`, not `clock::now`.
+        let deadlines = match leases.is_empty() {
+            true => now + Duration::from_secs(3600),
+            false => now + clock::check_in(self.deadlines),
+        };
+        Scan { wake: deadlines.min(work.max(now + MIN_WAKE)), silent }
     }
 
     /// Forgets the leases past their local deadline (marking them lost), and notes the
     /// earliest deadline and the shortest TTL of the rest.
-    fn look_at_all(&mut self, leases: &mut HashMap<i64, Entry>, now: Instant) {
-        let clock_now = clock::now();
-        let mut earliest = now + Duration::from_secs(3600);
+    fn look_at_all(&mut self, leases: &mut HashMap<i64, Entry>) {
+        let mut earliest = clock::now() + Duration::from_secs(3600);
         let mut shortest: Option<Duration> = None;
         leases.retain(|_, e| {
             if e.state.check_deadline() {
                 return false;
             }
-            earliest = earliest.min(now + e.state.deadline().saturating_sub(clock_now) + MS);
+            earliest = earliest.min(e.state.deadline() + MS);
             shortest = Some(shortest.map_or(e.state.ttl, |s| s.min(e.state.ttl)));
             true
         });

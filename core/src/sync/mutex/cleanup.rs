@@ -30,20 +30,34 @@ pub(super) struct PendingKey {
     pub(super) armed: bool,
     /// Whether the enqueue's outcome is known (no enqueue request of ours is in flight).
     pub(super) settled: bool,
+    /// The key's create revision, once an enqueue's answer told it.
+    pub(super) created: Option<i64>,
     /// The acquisition's use of the client's shared lease, if it is on one.
     pub(super) active: Option<Use>,
 }
 
 impl PendingKey {
+    /// Deletes the key. A delete may be delivered twice, and late (see `Client::txn_noting_copies`);
+    /// the key's name is used again by the next acquisition of the same lock on the same lease,
+    /// so a late delete by name would delete that newer key. Fenced by the create revision when
+    /// it is known, and only then is the name freed; otherwise the name stays taken (the lease
+    /// is retired: an enqueue with an unknown outcome noted its copies).
     async fn delete(&self, deadline: Option<Instant>, free_slot: bool) -> Result<()> {
-        let key = self.key.clone();
+        let (key, created) = (self.key.clone(), self.created);
         self.client
             .call_for_cleanup(deadline, move |rpc| {
                 let (mut kv, key) = (rpc.kv.get(), key.clone());
-                async move { kv.delete(key, None).await }
+                async move {
+                    let delete = TxnOp::delete(key.clone(), None);
+                    let txn = match created {
+                        Some(rev) => Txn::new().when([Compare::create_revision(key, CompareOp::Equal, rev)]).and_then([delete]),
+                        None => Txn::new().and_then([delete]),
+                    };
+                    kv.txn(txn).await
+                }
             })
             .await?;
-        if free_slot {
+        if free_slot && created.is_some() {
             self.lease.free_slot(self.slot);
         }
         Ok(())
@@ -63,7 +77,7 @@ impl Drop for PendingKey {
             active.retire();
         }
         // The key's name stays reserved until the last delete: `Background` frees it when the
-        // task lets go of it.
+        // task lets go of it (if the deletes were fenced).
         let pending = Arc::new(Background(PendingKey {
             client: self.client.clone(),
             key: std::mem::take(&mut self.key),
@@ -71,6 +85,7 @@ impl Drop for PendingKey {
             slot: self.slot,
             armed: false,
             settled: true,
+            created: self.created,
             active: None,
         }));
         let key = pending.0.key.clone();
@@ -81,11 +96,14 @@ impl Drop for PendingKey {
     }
 }
 
-/// A queue key being deleted in the background; its name is free again once this is dropped.
+/// A queue key being deleted in the background; its name is free again once this is dropped,
+/// if its deletes were fenced (see [`PendingKey::delete`]).
 pub(super) struct Background(PendingKey);
 
 impl Drop for Background {
     fn drop(&mut self) {
-        self.0.lease.free_slot(self.0.slot);
+        if self.0.created.is_some() {
+            self.0.lease.free_slot(self.0.slot);
+        }
     }
 }

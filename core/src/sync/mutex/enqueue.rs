@@ -83,7 +83,7 @@ impl Mutex {
             return match queue::resolve(&self.client, prefix, first, revision, Toward::Newer).await?.0 {
                 Some(f) => Ok(match mine {
                     Some(m) if m.key == f.key => Enqueued::Held(m.create_revision),
-                    mine => Enqueued::Busy { written: mine.is_some() },
+                    mine => Enqueued::Busy { written: mine.map(|m| m.create_revision) },
                 }),
                 // A waiter that got in meanwhile makes it busy after all; the caller's cleanup
                 // then deletes our key.
@@ -91,7 +91,8 @@ impl Mutex {
                     busy.store(true, Ordering::Relaxed);
                     Ok(match Box::pin(self.enqueue(key, lease, false, value, copies)).await? {
                         Enqueued::Held(token) => Enqueued::Held(token),
-                        _ => Enqueued::Busy { written: true },
+                        Enqueued::Waiting(rev, _) | Enqueued::Placed(rev, _) => Enqueued::Busy { written: Some(rev) },
+                        busy @ Enqueued::Busy { .. } => busy,
                     })
                 }
             };
@@ -151,8 +152,9 @@ pub(super) enum Enqueued {
     Waiting(i64, Position),
     /// A semaphore's key or a reader's waits (`placed.rs`).
     Placed(i64, super::placed::Place),
-    /// Try-once found the lock taken; `written`: our key is in etcd (and must go).
-    Busy { written: bool },
+    /// Try-once found the lock taken; `written`: our key is in etcd (and must go), created at
+    /// that revision.
+    Busy { written: Option<i64> },
 }
 
 fn newest_key(prefix: &[u8]) -> TxnOp {

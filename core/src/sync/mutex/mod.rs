@@ -235,6 +235,7 @@ impl Mutex {
             slot: (self.name_hash, slot),
             armed: true,
             settled: false,
+            created: None,
             active,
         };
         let key = &pending.key;
@@ -262,19 +263,24 @@ impl Mutex {
             }
             r => r,
         };
+        // The key's create revision, when known, fences its cleanup delete (see cleanup.rs).
+        pending.created = match &enqueued {
+            Ok(Enqueued::Held(rev) | Enqueued::Waiting(rev, _) | Enqueued::Placed(rev, _) | Enqueued::Busy { written: Some(rev) }) => Some(*rev),
+            _ => None,
+        };
         let result = match enqueued {
             Ok(Enqueued::Held(token)) => match lease.lost_reason() {
                 None => Ok((token, None)),
                 Some(reason) => Err(lost(reason)),
             },
-            Ok(Enqueued::Busy { written: false }) => {
+            Ok(Enqueued::Busy { written: None }) => {
                 // Nothing of ours is in etcd. The lease stays for the next try (the idle sweep
                 // revokes it): revoking it here would cost every failed try a grant and a revoke.
                 pending.armed = false;
                 lease.state().free_slot(pending.slot);
                 return Attempt::Done(Err(would_block()));
             }
-            Ok(Enqueued::Busy { written: true }) => Err(would_block()),
+            Ok(Enqueued::Busy { written: Some(_) }) => Err(would_block()),
             Ok(Enqueued::Waiting(my_rev, pos)) => self.bounded(Box::pin(self.wait(key, my_rev, pos, &lease)), my_rev, deadline, cancel).await,
             Ok(Enqueued::Placed(my_rev, place)) => {
                 self.bounded(Box::pin(self.wait_placed(key, value, my_rev, place, &lease)), my_rev, deadline, cancel).await

@@ -89,11 +89,18 @@ impl Mutex {
             let Some(mine) = Box::pin(self.client.get(key)).await? else {
                 return Err(Error::new(ErrorKind::Internal, "queue key vanished during enqueue"));
             };
-            (mine.create_revision, Box::pin(self.place_permits(permits, mine.create_revision)).await?)
+            let place = Box::pin(self.place_permits(permits, mine.create_revision)).await?;
+            if matches!(place.standing, Standing::Holds) {
+                // The key was made by an earlier attempt and may have waited since: the waiter
+                // behind it watches it for a change, which a holder makes by rewriting it (as
+                // after any wait), or that waiter would go on watching it for the whole hold.
+                Box::pin(self.touch(key, value, mine.create_revision, lease)).await?;
+            }
+            (mine.create_revision, place)
         };
         Ok(match place.standing {
             Standing::Holds => Enqueued::Held(my_rev),
-            _ if try_once => Enqueued::Busy { written: true },
+            _ if try_once => Enqueued::Busy { written: Some(my_rev) },
             _ => Enqueued::Placed(my_rev, place),
         })
     }

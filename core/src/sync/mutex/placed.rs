@@ -111,6 +111,7 @@ impl Mutex {
                         // The head looks again only when a key older than its own went.
                         Some(Msg::Events(events)) if head && !events.iter().any(|e| e.prev_kv.as_ref().map_or(true, |p| p.create_revision < my_rev)) => {}
                         Some(Msg::Events(_)) => break self.place_patiently(my_rev, lease).await?,
+                        Some(Msg::Progress { .. }) => {}
                         Some(Msg::Failed(_)) | None => {
                             tokio::time::sleep(backoff.next_delay()).await;
                             break self.place_patiently(my_rev, lease).await?;
@@ -133,7 +134,7 @@ impl Mutex {
 
     /// Rewrites our key as it is (fenced by its create revision): the waiter behind it watches
     /// it, and now stands at the head.
-    async fn touch(&self, key: &[u8], value: &[u8], my_rev: i64, lease: &Lease) -> Result<()> {
+    pub(super) async fn touch(&self, key: &[u8], value: &[u8], my_rev: i64, lease: &Lease) -> Result<()> {
         let lease_id = lease.id();
         let put = || {
             Txn::new()

@@ -83,7 +83,7 @@ impl Mutex {
         };
         Ok(match place.standing {
             Standing::Holds => Enqueued::Held(my_rev),
-            _ if try_once => Enqueued::Busy { written: true },
+            _ if try_once => Enqueued::Busy { written: Some(my_rev) },
             _ => Enqueued::Placed(my_rev, place),
         })
     }

@@ -100,6 +100,7 @@ impl Mutex {
                                 }
                             }
                         }
+                        Some(Msg::Progress { .. }) => {}
                         Some(Msg::Failed(_)) | None => {
                             // Stream broke: watch again from now; the Created check re-reads.
                             rechecks = None;

@@ -15,6 +15,9 @@ use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, watch};
 
+mod keep;
+use keep::keep;
+
 /// What happened to a registration, in order ([`Registration::events`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistrationEvent {
@@ -31,7 +34,8 @@ pub enum RegistrationEvent {
 #[derive(Debug)]
 pub struct Registration {
     shared: Arc<Shared>,
-    task: tokio::task::AbortHandle,
+    /// The task that registers the instance again after a loss; `None` once closed.
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 #[derive(Debug)]
@@ -46,6 +50,9 @@ struct Shared {
     /// The key's mod revision after the last `update` (0: unknown), which the next compares
     /// against, one at a time (see `sync/ordered.rs`).
     updated: tokio::sync::Mutex<i64>,
+    /// The lease of a registration under way (granted; its put may be in flight), for `close`
+    /// to revoke: it is in `lease` only once the put is done.
+    registering: Mutex<Option<Lease>>,
 }
 
 /// Events of one registration, from [`Registration::events`].
@@ -69,12 +76,21 @@ impl RegistrationEvents {
 /// then starts the task that keeps it registered.
 pub(super) async fn start(client: Client, key: Vec<u8>, value: Vec<u8>, opts: RegisterOptions) -> Result<Registration> {
     let (lease_tx, _) = watch::channel(None);
-    let shared = Arc::new(Shared { client, key, value: Mutex::new(value), ttl: opts.ttl, lease: lease_tx, events: broadcast::channel(64).0, updated: Default::default() });
-    let (lease, rev) = shared.put(opts.replace, None).await?;
-    shared.set_lease(Some(lease.clone()));
+    let shared = Arc::new(Shared {
+        client,
+        key,
+        value: Mutex::new(value),
+        ttl: opts.ttl,
+        lease: lease_tx,
+        events: broadcast::channel(64).0,
+        updated: Default::default(),
+        registering: Default::default(),
+    });
+    let (lease, rev, put) = shared.put(opts.replace, None).await?;
+    shared.done_registering(&lease, put).await;
     tracing::debug!(target: "etcdlock", key = %shared.name(), lease = format_args!("{:x}", lease.id()), "instance registered");
-    let task = runtime::spawn(keep(shared.clone(), lease, rev)).abort_handle();
-    Ok(Registration { shared, task })
+    let task = runtime::spawn(keep(shared.clone(), lease, rev));
+    Ok(Registration { shared, task: Mutex::new(Some(task)) })
 }
 
 impl Registration {
@@ -106,20 +122,13 @@ impl Registration {
         let value = value.into();
         crate::client::validate::check_lock_value(&value)?;
         *self.shared.value.lock().unwrap_or_else(|e| e.into_inner()) = value.clone();
+        // Read after the value is stored: a registration under way either sees the new value
+        // when it is done (and writes it), or is done and its lease is here.
         let lease = self.shared.lease.borrow().clone();
         let Some(lease) = lease.filter(Lease::is_alive) else {
             return Err(Error::new(ErrorKind::NotHeld, "the instance is not registered now (registering again)"));
         };
-        let id = lease.id();
-        let put = crate::sync::ordered::OrderedPut {
-            client: &self.shared.client,
-            key: &self.shared.key,
-            ours: Compare::lease(self.shared.key.clone(), CompareOp::Equal, id),
-            is_ours: &|kv| kv.lease == id,
-            lease: id,
-        };
-        let mut last = self.shared.updated.lock().await;
-        match put.put(&value, &mut last).await? {
+        match self.shared.write_value(&lease, &value).await? {
             Some(revision) => Ok(revision),
             None => Err(Error::new(ErrorKind::NotHeld, "the instance's key is gone or on another lease")),
         }
@@ -127,33 +136,40 @@ impl Registration {
 
     /// Deregisters: stops keeping it, deletes the key if it is still this registration's and
     /// revokes the lease (both done when this returns, unless etcd is unreachable: then the
-    /// lease is revoked in the background and expires at worst). Idempotent.
+    /// lease is revoked in the background and expires at worst). A registration under way is
+    /// stopped first, and its lease revoked too. Idempotent.
     pub async fn close(&self) -> Result<()> {
-        self.task.abort();
-        let Some(lease) = self.shared.set_lease(None) else { return Ok(()) };
-        let key = self.shared.key.clone();
-        let deleted = self
-            .shared
-            .client
-            .txn(|| Txn::new().when([Compare::lease(key.clone(), CompareOp::Equal, lease.id())]).and_then([TxnOp::delete(key.clone(), None)]), true)
-            .await;
-        let revoked = lease.revoke().await;
-        deleted.and(revoked)
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            task.abort();
+            // Aborted at its next step: once this returns, nothing registers the instance again.
+            let _ = task.await;
+        }
+        let under_way = self.shared.registering.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut result = Ok(());
+        for lease in [self.shared.set_lease(None), under_way].into_iter().flatten() {
+            let key = self.shared.key.clone();
+            let deleted = self
+                .shared
+                .client
+                .txn(|| Txn::new().when([Compare::lease(key.clone(), CompareOp::Equal, lease.id())]).and_then([TxnOp::delete(key.clone(), None)]), true)
+                .await;
+            let revoked = lease.revoke().await;
+            result = result.and(deleted.map(drop)).and(revoked);
+        }
+        result
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.task.abort();
-        // The lease's drop revokes it, which deletes the key with it.
+        if let Some(task) = self.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
+        }
+        // The leases' drops revoke them, which deletes the key with them.
         self.shared.set_lease(None);
+        self.shared.registering.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
-}
-
-/// How the key stopped being this registration's.
-enum Gone {
-    Lost(LostReason),
-    TakenOver,
 }
 
 impl Shared {
@@ -178,21 +194,53 @@ impl Shared {
 
     /// Puts the key on a new lease: if it is absent, or with `replace`, or if it is still on
     /// `stale` (this registration's lost lease). `WouldBlock` if another registrant has it.
-    /// Returns the lease and the put's revision; nothing is left on failure.
-    async fn put(&self, replace: bool, stale: Option<i64>) -> Result<(Lease, i64)> {
+    /// Returns the lease, the put's revision and the value put; nothing is left on failure.
+    /// The lease is in `registering` from its grant until the caller's `done_registering`.
+    async fn put(&self, replace: bool, stale: Option<i64>) -> Result<(Lease, i64, Vec<u8>)> {
         let lease = self.client.lease(self.ttl).await?;
-        match self.put_on(&lease, replace, stale).await {
-            Ok(revision) => Ok((lease, revision)),
+        *self.registering.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease.clone());
+        let value = self.value();
+        match self.put_on(&lease, &value, replace, stale).await {
+            Ok(revision) => Ok((lease, revision, value)),
             Err(e) => {
                 // Revoked before returning, so that a refused registration leaves nothing.
+                self.registering.lock().unwrap_or_else(|e| e.into_inner()).take();
                 let _ = lease.revoke().await;
                 Err(e)
             }
         }
     }
 
-    async fn put_on(&self, lease: &Lease, replace: bool, stale: Option<i64>) -> Result<i64> {
-        let (key, value, id) = (self.key.clone(), self.value(), lease.id());
+    /// `lease` carries the key now; the value given meanwhile (an `update` while this
+    /// registration was under way: told `NotHeld`, and kept) is written. Not under way any more.
+    async fn done_registering(&self, lease: &Lease, put: Vec<u8>) {
+        self.set_lease(Some(lease.clone()));
+        self.registering.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let now = self.value();
+        if now != put {
+            if let Err(e) = self.write_value(lease, &now).await {
+                tracing::debug!(target: "etcdlock", key = %self.name(), error = %e, "the value given while registering again was not written");
+            }
+        }
+    }
+
+    /// Writes `value` while the key is on `lease`, in order with the other writes (see
+    /// `sync/ordered.rs`); `None` if the key is not on it.
+    async fn write_value(&self, lease: &Lease, value: &[u8]) -> Result<Option<i64>> {
+        let id = lease.id();
+        let put = crate::sync::ordered::OrderedPut {
+            client: &self.client,
+            key: &self.key,
+            ours: Compare::lease(self.key.clone(), CompareOp::Equal, id),
+            is_ours: &|kv| kv.lease == id,
+            lease: id,
+        };
+        let mut last = self.updated.lock().await;
+        put.put(value, &mut last).await
+    }
+
+    async fn put_on(&self, lease: &Lease, value: &[u8], replace: bool, stale: Option<i64>) -> Result<i64> {
+        let (key, value, id) = (self.key.clone(), value.to_vec(), lease.id());
         let put = || TxnOp::put(key.clone(), value.clone(), Some(PutOptions::new().with_lease(id)));
         let txn = || match (replace, stale) {
             (true, _) => Txn::new().and_then([put()]),
@@ -223,96 +271,5 @@ impl Shared {
             )),
             None => Err(Error::new(ErrorKind::Internal, "unexpected Txn response")),
         }
-    }
-
-    /// Waits until the key stops being on `lease`: the lease lost, the key deleted, or put by
-    /// another registrant. Watches the key from `after` + 1.
-    async fn gone(&self, lease: &Lease, mut after: i64) -> Gone {
-        let lost = lease.lost();
-        let mut backoff = Backoff::default();
-        loop {
-            let opts = WatchOptions { prefix: false, start_revision: Some(after + 1), prev_kv: false };
-            let watching = async {
-                let mut w = self.client.watch(self.key.clone(), opts).await?;
-                loop {
-                    let e = match w.next().await {
-                        None => return Err(closed_error()),
-                        Some(e) => e?,
-                    };
-                    after = e.revision();
-                    match e.event_type {
-                        EventType::Delete => return Ok(Gone::Lost(LostReason::KeyDeleted)),
-                        EventType::Put if e.kv.lease != lease.id() => return Ok(Gone::TakenOver),
-                        EventType::Put => {}
-                    }
-                }
-            };
-            let ended: Result<Gone> = tokio::select! {
-                reason = lost.wait() => return Gone::Lost(reason),
-                r = watching => r,
-            };
-            match ended {
-                Ok(gone) => return gone,
-                Err(e) if e.kind() == ErrorKind::Closed => return Gone::Lost(LostReason::Closed),
-                Err(e) => {
-                    // Compacted or unreachable: the key as it is now tells.
-                    tracing::debug!(target: "etcdlock", key = %self.name(), error = %e, "registration watch restarts");
-                    match self.client.get(&self.key).await {
-                        Ok(None) => return Gone::Lost(LostReason::KeyDeleted),
-                        Ok(Some(kv)) if kv.lease != lease.id() => return Gone::TakenOver,
-                        Ok(Some(kv)) => after = kv.mod_revision,
-                        Err(_) => tokio::time::sleep(backoff.next_delay()).await,
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Keeps the instance registered until the task is aborted, the client closes or another
-/// registrant takes the name.
-async fn keep(shared: Arc<Shared>, mut lease: Lease, mut rev: i64) {
-    loop {
-        let reason = match shared.gone(&lease, rev).await {
-            // The client's close revokes the lease, which must stay in its list until then:
-            // dropped here it would be revoked by a detached task that an exit's runtime
-            // shutdown may drop first (the key then outlived the process by its TTL).
-            Gone::Lost(LostReason::Closed) => return,
-            Gone::Lost(r) => r,
-            Gone::TakenOver => {
-                tracing::warn!(target: "etcdlock", key = %shared.name(), "instance taken over by another registrant: registration ended");
-                shared.set_lease(None);
-                let _ = shared.events.send(RegistrationEvent::TakenOver);
-                return;
-            }
-        };
-        tracing::warn!(target: "etcdlock", key = %shared.name(), reason = %reason, "instance registration lost: registering again");
-        let stale = lease.id();
-        shared.set_lease(None);
-        drop(lease); // revoked in the background if it still exists
-        let _ = shared.events.send(RegistrationEvent::Lost(reason));
-        let mut backoff = Backoff::default();
-        (lease, rev) = loop {
-            if shared.client.is_closed() {
-                return;
-            }
-            match shared.put(false, Some(stale)).await {
-                Ok(done) => break done,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    tracing::warn!(target: "etcdlock", key = %shared.name(), "instance taken over by another registrant: registration ended");
-                    let _ = shared.events.send(RegistrationEvent::TakenOver);
-                    return;
-                }
-                Err(e) if e.kind() == ErrorKind::Closed => return,
-                Err(e) => {
-                    tracing::debug!(target: "etcdlock", key = %shared.name(), error = %e, "registering again failed, retrying");
-                    tokio::time::sleep(backoff.next_delay()).await;
-                }
-            }
-        };
-        shared.set_lease(Some(lease.clone()));
-        crate::sync::PerClient::of(&shared.client).metrics.reregistered(reason);
-        tracing::info!(target: "etcdlock", key = %shared.name(), lease = format_args!("{:x}", lease.id()), "instance registered again");
-        let _ = shared.events.send(RegistrationEvent::Restored { lease: lease.id() });
     }
 }
