@@ -5,6 +5,9 @@
 (the sockets stay open, as with a network that drops everything), and new connections are
 accepted and left silent. ``restore()`` resets (RST) every connection that lived through the
 cut, so the client notices at once and reconnects; connections made after it are forwarded.
+``delay(seconds)`` makes every byte, either way, arrive that much later (in order; ``delay(0)``
+ends it for what is sent next): a slow link, over which a request the client gave up on is
+still delivered, and applied, late.
 
 Threads are daemons; ``close()`` ends everything. Nothing here is unbounded: each pump ends
 when its socket closes.
@@ -39,6 +42,7 @@ class CutProxy:
         self.endpoint = f"http://{HOST}:{self._sock.getsockname()[1]}"
         self._lock = threading.Lock()
         self._cut = False
+        self._delay = 0.0
         self._conns: List[_Conn] = []
         self._closed = False
         self.dropped = 0  # bytes dropped while cut
@@ -52,6 +56,10 @@ class CutProxy:
     def cut(self) -> None:
         with self._lock:
             self._cut = True
+
+    def delay(self, seconds: float) -> None:
+        """What is sent through the proxy from now on, either way, arrives ``seconds`` late."""
+        self._delay = seconds
 
     def restore(self) -> int:
         """Ends the cut: every connection that lived through it is reset. Returns how many."""
@@ -117,38 +125,19 @@ class CutProxy:
             pass
 
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        pump(src, dst, lambda: self._cut, self._drop)
+        pump(src, dst, lambda: self._cut, self._drop, lambda: self._delay)
 
     def _drop(self, n: int) -> None:
         self.dropped += n
 
 
-def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None]) -> None:
+def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None],
+         delay: Callable[[], float] = lambda: 0.0) -> None:
     """Copies src to dst until src closes or fails, then shuts both; while ``silent()`` each
-    chunk read is dropped instead (``drop(its length)``), as a network that loses everything."""
-    try:
-        while True:
-            data = src.recv(65536)
-            if not data:
-                break
-            if silent():
-                drop(len(data))
-                continue
-            dst.sendall(data)
-    except OSError:
-        pass
-    for s in (src, dst):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def delayed_pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None],
-                 delay: Callable[[], float]) -> None:
-    """``pump``, with each chunk passed on ``delay()`` seconds after it was read (as read when it
-    was), in order, and the end of the stream as late: a slow link, over which what was sent is
-    still delivered, and applied, late. A writer thread of its own does the passing on."""
+    chunk read is dropped instead (``drop(its length)``), as a network that loses everything.
+    Each chunk is passed on ``delay()`` seconds after it was read (as read when it was), in
+    order, and the end of the stream as late: a slow link, over which what was sent is still
+    delivered, and applied, late. A writer thread of its own does the passing on."""
     chunks: "queue.Queue" = queue.Queue()
 
     def writer() -> None:

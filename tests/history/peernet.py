@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Dict, List, Optional
 
-from faultnet import delayed_pump  # also puts the Python binding's tests (netfakes) on the path
+from faultnet import pump  # also puts the Python binding's tests (netfakes) on the path
 from etcd_harness import Cluster
 from netfakes import HOST, dial, listener, reset
 
@@ -188,7 +188,7 @@ class PeerNet:
             threading.Thread(target=self._pump, args=(link, up, client, (link.dst, link.src)), daemon=True).start()
 
     def _pump(self, link: _Link, src: socket.socket, dst: socket.socket, way: tuple) -> None:
-        delayed_pump(src, dst, lambda: self._silent(link), self._drop, lambda: self._delays.get(way, 0.0))
+        pump(src, dst, lambda: self._silent(link), self._drop, lambda: self._delays.get(way, 0.0))
         with self._lock:  # ended (either way): forgotten, so that the list stays short
             if link in self._links:
                 self._links.remove(link)

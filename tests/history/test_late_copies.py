@@ -1,9 +1,11 @@
 """Late copies of a request, made by a slow raft link on 3 members (tests/history/peernet.py:
 ``delay(a, b, s)`` makes what member a sends to member b arrive s seconds late).
 
-- The tool's self-test: a put through a follower whose traffic to the leader is delayed 1.5 s
+- The tools' self-tests: a put through a follower whose traffic to the leader is delayed 1.5 s
   takes at least that long (the follower forwards the proposal to the leader); after
-  ``undelay()`` a put through it is quick again.
+  ``undelay()`` a put through it is quick again. A put through a client-link proxy
+  (``faultnet.CutProxy``) delayed 0.3 s takes at least 0.6 s (both ways); after ``delay(0)``,
+  quick again.
 - FAULT-LATE-ENQUEUE-001: a client whose connections are on a follower F (the other follower's
   path was cut while it connected, then restored) takes a lock while F's traffic to the leader is
   3 s late: F's copy of the enqueue stalls, the client sends it to the other follower after 1 s,
@@ -66,6 +68,23 @@ def test_a_delayed_peer_link_delays_a_followers_proposals(cluster):
     print(f"peer link delay self-test: a put through the follower took {slow:.2f} s delayed, {fast:.2f} s after")
     assert slow >= 1.5, f"the delay did not hold the follower's proposal ({slow:.2f} s)"
     assert fast < 1.0, f"a put through the follower still took {fast:.2f} s after undelay()"
+
+
+def test_a_delayed_client_link_delays_both_ways(cluster):
+    key = f"late-selftest-client-{time.monotonic_ns()}"
+    with CutProxy(cluster.members[0].client_port) as proxy:
+        def put() -> float:
+            t = time.monotonic()
+            cluster.etcdctl("put", key, "x", endpoints=[proxy.endpoint], timeout=15)
+            return time.monotonic() - t
+        proxy.delay(0.3)
+        slow = put()
+        proxy.delay(0)
+        time.sleep(0.6)
+        fast = put()
+    print(f"client link delay self-test: a put through the proxy took {slow:.2f} s delayed, {fast:.2f} s after")
+    assert slow >= 0.6, f"the delay did not hold the request and its reply ({slow:.2f} s)"
+    assert fast < 0.9, f"a put through the proxy still took {fast:.2f} s after delay(0)"
 
 
 def queue_keys(c, name: str):
