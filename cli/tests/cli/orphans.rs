@@ -139,3 +139,45 @@ fn ctrl_z_stops_the_command_first_and_it_runs_on_only_while_the_lock_is_held() {
     assert_eq!(dir.read("ticks").len(), before, "the command ran on after its lock was lost");
     assert!(keys_under(&format!("{name}/")).is_empty());
 }
+
+// covers: CLI-RUN-PRESPAWN-001
+#[test]
+fn a_lock_lost_between_the_acquire_and_the_spawn_never_starts_the_command() {
+    // etcdlock's link is slow (700 ms each way): once it logs that it holds the lock, its fenced
+    // write of the hold time (step 1 of docs/design.md's command line) reaches etcd 0.7 s later,
+    // and its key is deleted in between. The command must then not start.
+    let (name, dir) = (name("prespawn"), Dir::new("prespawn"));
+    let proxy = proxy::Proxy::start(shared().members[0].client_port);
+    let holder = spawn(&["run", &name, "--", "sleep", "1"]);
+    assert!(eventually(LIMIT, || keys_under(&format!("{name}/")).len() == 1));
+    let holders = keys_under(&format!("{name}/"));
+    let script = format!("touch {}", dir.file("started"));
+    let mut cmd = etcdlock(&["run", "--verbose", &name, "--shell", "--", &script]);
+    cmd.env("ETCDLOCK_ENDPOINTS", proxy.endpoint()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut run = cmd.spawn().unwrap();
+    // Its log, line by line as it comes.
+    let (tx, lines) = std::sync::mpsc::channel();
+    let err = run.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    assert!(eventually(LIMIT, || keys_under(&format!("{name}/")).len() == 2), "etcdlock never queued");
+    let key = keys_under(&format!("{name}/")).into_iter().find(|k| !holders.contains(k)).unwrap();
+    proxy.delay(Duration::from_millis(700));
+    let mut log = Vec::new();
+    while !log.iter().any(|l: &String| l.contains("lock acquired")) {
+        log.push(lines.recv_timeout(LIMIT).expect("etcdlock never logged the acquisition"));
+    }
+    assert!(shared().etcdctl(&["del", &key]).status.success());
+    assert_eq!(code(&wait_output(holder, LIMIT)), 0);
+    let status = run.wait().unwrap();
+    log.extend(lines.try_iter());
+    proxy.set(proxy::Mode::Pass);
+    let log = log.join("\n");
+    assert_eq!(status.code(), Some(75), "{log}");
+    assert!(log.contains("before the command started"), "{log}");
+    assert!(!std::path::Path::new(&dir.file("started")).exists(), "the command started on a lost lock");
+}
