@@ -2,7 +2,8 @@
 //! frozen (SIGSTOP), or stopped from the terminal (SIGTSTP) while another `etcdlock run` waits
 //! for the lock. The first command writes a timestamp every 20 ms; the second records its
 //! interval under the lock; no timestamp of the first may fall inside it, and nothing of the
-//! first may be left running.
+//! first may be left running. Also: a command is killed half the lease's margin after a loss by
+//! expiry, and never starts on a lock lost before its spawn.
 
 use crate::common::*;
 use std::time::{Duration, Instant};
@@ -180,4 +181,43 @@ fn a_lock_lost_between_the_acquire_and_the_spawn_never_starts_the_command() {
     assert_eq!(status.code(), Some(75), "{log}");
     assert!(log.contains("before the command started"), "{log}");
     assert!(!std::path::Path::new(&dir.file("started")).exists(), "the command started on a lost lock");
+}
+
+// covers: CLI-RUN-KILLTIME-001
+#[test]
+fn a_command_that_ignores_sigterm_is_killed_half_the_margin_after_an_expiry() {
+    // --ttl 10: the local deadline is 9 s after the last acknowledged keepalive, and etcd may
+    // expire the lease 1 s (the margin) after it. etcdlock's link goes silent; the loss is
+    // logged at the local deadline, and the command, which ignores SIGTERM, must be killed half
+    // the margin (0.5 s) after it, leaving the other half, not at the end of the margin.
+    let (name, dir) = (name("killtime"), Dir::new("killtime"));
+    let proxy = proxy::Proxy::start(shared().members[0].client_port);
+    let script = format!("trap '' TERM; while true; do date +%s%N >> {}; sleep 0.01; done", dir.file("ticks"));
+    let mut cmd = etcdlock(&["run", "--verbose", "--ttl", "10", "--kill-grace", "30", &name, "--shell", "--", &script]);
+    cmd.env("ETCDLOCK_ENDPOINTS", proxy.endpoint()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut run = cmd.spawn().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let err = run.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+            let _ = tx.send((now, l));
+        }
+    });
+    assert!(eventually(LIMIT, || dir.read("ticks").ends_with('\n')), "the command never ticked");
+    proxy.set(proxy::Mode::Blackhole);
+    let lost_at = loop {
+        let (at, line) = lines.recv_timeout(LIMIT).expect("etcdlock never logged the loss");
+        if line.contains("lock lost") {
+            break at;
+        }
+    };
+    let status = run.wait().unwrap();
+    proxy.set(proxy::Mode::Pass);
+    assert_eq!(status.code(), Some(75));
+    let last = numbers(&dir.read("ticks")).into_iter().flatten().max().unwrap();
+    let after = Duration::from_nanos((last - lost_at).max(0) as u64);
+    eprintln!("the command's last tick came {after:?} after the loss was logged");
+    assert!(after < Duration::from_millis(750), "killed {after:?} after the loss: later than half the 1 s margin");
 }
