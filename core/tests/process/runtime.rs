@@ -90,3 +90,25 @@ async fn a_lease_is_reported_lost_promptly_after_a_suspend_longer_than_its_ttl()
     eprintln!("lost {:?} after the simulated wake", woke.elapsed());
     client.close().await;
 }
+
+// covers: LOCK-REVOKED-EXCL-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_whose_lease_the_session_revokes_is_no_longer_exclusive() {
+    crate::alone!(a_lock_whose_lease_the_session_revokes_is_no_longer_exclusive);
+    // A lease only locally expired (past its local deadline, before the floor etcd may expire
+    // it at: made here by a simulated suspend of 9.5 s with TTL 10) is replaced, and revoked,
+    // by the session when the client takes another lock. The guard on it may then have a
+    // successor at once: it must not report any time left.
+    let client = client().await;
+    let first = client.mutex(prefix("revoked-excl") + "a", 10).unwrap().lock().await.unwrap();
+    etcdlock::runtime::suspend_for_tests(std::time::Duration::from_millis(9_500));
+    assert_eq!(first.lost_reason(), Some(etcdlock::LostReason::Expired));
+    assert!(first.exclusive_until().is_some(), "before the revoke, exclusive until the floor");
+    let second = client.mutex(prefix("revoked-excl") + "b", 10).unwrap().lock().await.unwrap();
+    assert_ne!(second.lease_id(), first.lease_id(), "the session did not replace the lease");
+    let gone = eventually(std::time::Duration::from_secs(2), || async { first.exclusive_until().is_none() }).await;
+    assert!(gone, "still exclusive until {:?} after its lease was revoked", first.exclusive_until());
+    assert!(first.stop_by().is_none());
+    second.release().await.unwrap();
+    client.close().await;
+}
