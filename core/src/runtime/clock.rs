@@ -14,8 +14,24 @@ pub(crate) const CHECK: Duration = Duration::from_millis(250);
 /// Time added by [`suspend_for_tests`].
 static SKIPPED_NANOS: AtomicU64 = AtomicU64::new(0);
 
+/// Set by [`rate_for_tests`]: from the real reading `RATE_FROM`, this clock advances `rate` times
+/// as fast (the rate's f64 bits; 0 while unset).
+static RATE_BITS: AtomicU64 = AtomicU64::new(0);
+static RATE_FROM: AtomicU64 = AtomicU64::new(0);
+
 /// Time since boot, including suspend.
 pub fn now() -> Duration {
+    let real = boottime() + Duration::from_nanos(SKIPPED_NANOS.load(Ordering::Acquire));
+    match RATE_BITS.load(Ordering::Acquire) {
+        0 => real,
+        bits => {
+            let from = Duration::from_nanos(RATE_FROM.load(Ordering::Acquire));
+            from + real.saturating_sub(from).mul_f64(f64::from_bits(bits))
+        }
+    }
+}
+
+fn boottime() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     #[cfg(target_os = "linux")]
     let clock = libc::CLOCK_BOOTTIME;
@@ -24,7 +40,7 @@ pub fn now() -> Duration {
     // SAFETY: clock_gettime only writes the timespec we pass.
     let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     debug_assert_eq!(rc, 0);
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32) + Duration::from_nanos(SKIPPED_NANOS.load(Ordering::Acquire))
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// How long from now until `at` (a moment of [`now`]), as the time to sleep before looking
@@ -39,4 +55,15 @@ pub(crate) fn check_in(at: Duration) -> Duration {
 #[doc(hidden)]
 pub fn suspend_for_tests(by: Duration) {
     SKIPPED_NANOS.fetch_add(by.as_nanos() as u64, Ordering::AcqRel);
+}
+
+/// For tests (the fault tool kit): from now on this process's clock runs `rate` times as fast as
+/// the machine's (below 1: slower than etcd's, as a process whose clock drifts), for the lease
+/// deadlines and everything else timed on it. Set once, before anything is timed, in a test
+/// process of its own.
+#[doc(hidden)]
+pub fn rate_for_tests(rate: f64) {
+    assert!(rate > 0.0 && rate.is_finite(), "a clock rate must be positive");
+    RATE_FROM.store(now().as_nanos() as u64, Ordering::Release);
+    RATE_BITS.store(rate.to_bits(), Ordering::Release);
 }

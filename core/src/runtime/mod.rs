@@ -10,7 +10,7 @@
 mod cleanups;
 pub(crate) mod clock;
 #[doc(hidden)]
-pub use clock::suspend_for_tests;
+pub use clock::{rate_for_tests, suspend_for_tests};
 pub mod log;
 #[doc(hidden)]
 pub mod linger;

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clock;
 mod events;
 mod log_sink;
 mod runtime;
