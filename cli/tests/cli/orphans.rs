@@ -141,6 +141,24 @@ fn ctrl_z_stops_the_command_first_and_it_runs_on_only_while_the_lock_is_held() {
     assert!(keys_under(&format!("{name}/")).is_empty());
 }
 
+/// `etcdlock ARGS` through `proxy`, and its log (stderr), line by line as it comes, each with
+/// the wall-clock nanoseconds it came at.
+fn logged_through(proxy: &proxy::Proxy, args: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<(i64, String)>) {
+    let mut cmd = etcdlock(args);
+    cmd.env("ETCDLOCK_ENDPOINTS", proxy.endpoint()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut run = cmd.spawn().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let err = run.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+            let _ = tx.send((now, l));
+        }
+    });
+    (run, lines)
+}
+
 // covers: CLI-RUN-PRESPAWN-001
 #[test]
 fn a_lock_lost_between_the_acquire_and_the_spawn_never_starts_the_command() {
@@ -153,29 +171,18 @@ fn a_lock_lost_between_the_acquire_and_the_spawn_never_starts_the_command() {
     assert!(eventually(LIMIT, || keys_under(&format!("{name}/")).len() == 1));
     let holders = keys_under(&format!("{name}/"));
     let script = format!("touch {}", dir.file("started"));
-    let mut cmd = etcdlock(&["run", "--verbose", &name, "--shell", "--", &script]);
-    cmd.env("ETCDLOCK_ENDPOINTS", proxy.endpoint()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut run = cmd.spawn().unwrap();
-    // Its log, line by line as it comes.
-    let (tx, lines) = std::sync::mpsc::channel();
-    let err = run.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
+    let (mut run, lines) = logged_through(&proxy, &["run", "--verbose", &name, "--shell", "--", &script]);
     assert!(eventually(LIMIT, || keys_under(&format!("{name}/")).len() == 2), "etcdlock never queued");
     let key = keys_under(&format!("{name}/")).into_iter().find(|k| !holders.contains(k)).unwrap();
     proxy.delay(Duration::from_millis(700));
     let mut log = Vec::new();
     while !log.iter().any(|l: &String| l.contains("lock acquired")) {
-        log.push(lines.recv_timeout(LIMIT).expect("etcdlock never logged the acquisition"));
+        log.push(lines.recv_timeout(LIMIT).expect("etcdlock never logged the acquisition").1);
     }
     assert!(shared().etcdctl(&["del", &key]).status.success());
     assert_eq!(code(&wait_output(holder, LIMIT)), 0);
     let status = run.wait().unwrap();
-    log.extend(lines.try_iter());
+    log.extend(lines.try_iter().map(|(_, l)| l));
     proxy.set(proxy::Mode::Pass);
     let log = log.join("\n");
     assert_eq!(status.code(), Some(75), "{log}");
@@ -193,18 +200,7 @@ fn a_command_that_ignores_sigterm_is_killed_half_the_margin_after_an_expiry() {
     let (name, dir) = (name("killtime"), Dir::new("killtime"));
     let proxy = proxy::Proxy::start(shared().members[0].client_port);
     let script = format!("trap '' TERM; while true; do date +%s%N >> {}; sleep 0.01; done", dir.file("ticks"));
-    let mut cmd = etcdlock(&["run", "--verbose", "--ttl", "10", "--kill-grace", "30", &name, "--shell", "--", &script]);
-    cmd.env("ETCDLOCK_ENDPOINTS", proxy.endpoint()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut run = cmd.spawn().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    let err = run.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
-            let _ = tx.send((now, l));
-        }
-    });
+    let (mut run, lines) = logged_through(&proxy, &["run", "--verbose", "--ttl", "10", "--kill-grace", "30", &name, "--shell", "--", &script]);
     assert!(eventually(LIMIT, || dir.read("ticks").ends_with('\n')), "the command never ticked");
     proxy.set(proxy::Mode::Blackhole);
     let lost_at = loop {
