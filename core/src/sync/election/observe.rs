@@ -13,9 +13,10 @@ use crate::watch::{Watch, WatchOptions};
 /// The first [`next`](Observer::next) returns the current leader, each later one the next
 /// change: a new leader, a proclamation (same key, new value) or `None` when the last candidate
 /// went. Changes that come faster than they are read may be merged into the latest state,
-/// which is never skipped, and an observer never goes back to an older state. A watch that breaks is resumed; one whose history was compacted away
-/// is replaced by a fresh read. `next` fails only when the client is closed (`Closed`) or etcd
-/// refuses the watch for good (e.g. `PermissionDenied`).
+/// which is never skipped, and an observer never goes back to an older state. A watch that
+/// breaks is resumed; one whose history was compacted away is replaced by a fresh read. `next`
+/// fails only when the client is closed (`Closed`) or etcd refuses the watch for good (e.g.
+/// `PermissionDenied`).
 ///
 /// ```no_run
 /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
