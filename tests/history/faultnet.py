@@ -7,7 +7,9 @@ accepted and left silent. ``restore()`` resets (RST) every connection that lived
 cut, so the client notices at once and reconnects; connections made after it are forwarded.
 ``delay(seconds)`` makes every byte, either way, arrive that much later (in order; ``delay(0)``
 ends it for what is sent next): a slow link, over which a request the client gave up on is
-still delivered, and applied, late.
+still delivered, and applied, late. ``hold_replies()`` lets requests through and holds what the
+member answers (kept, in order, not lost) until ``release_replies()``: requests that are applied
+but whose outcome the client does not learn in time.
 
 Threads are daemons; ``close()`` ends everything. Nothing here is unbounded: each pump ends
 when its socket closes.
@@ -43,6 +45,7 @@ class CutProxy:
         self._lock = threading.Lock()
         self._cut = False
         self._delay = 0.0
+        self._hold = False
         self._conns: List[_Conn] = []
         self._closed = False
         self.dropped = 0  # bytes dropped while cut
@@ -60,6 +63,14 @@ class CutProxy:
     def delay(self, seconds: float) -> None:
         """What is sent through the proxy from now on, either way, arrives ``seconds`` late."""
         self._delay = seconds
+
+    def hold_replies(self) -> None:
+        """From now on the member's answers are held, in order, until ``release_replies()``."""
+        self._hold = True
+
+    def release_replies(self) -> None:
+        """What was held is passed on, and what follows too."""
+        self._hold = False
 
     def restore(self) -> int:
         """Ends the cut: every connection that lived through it is reset. Returns how many."""
@@ -112,7 +123,7 @@ class CutProxy:
                 threading.Thread(target=self._drain, args=(client,), daemon=True).start()
                 continue
             threading.Thread(target=self._pump, args=(client, up), daemon=True).start()
-            threading.Thread(target=self._pump, args=(up, client), daemon=True).start()
+            threading.Thread(target=self._pump, args=(up, client, True), daemon=True).start()
 
     def _drain(self, src: socket.socket) -> None:
         try:
@@ -124,20 +135,22 @@ class CutProxy:
         except OSError:
             pass
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        pump(src, dst, lambda: self._cut, self._drop, lambda: self._delay)
+    def _pump(self, src: socket.socket, dst: socket.socket, replies: bool = False) -> None:
+        held = (lambda: self._hold and not self._closed) if replies else (lambda: False)
+        pump(src, dst, lambda: self._cut, self._drop, lambda: self._delay, held)
 
     def _drop(self, n: int) -> None:
         self.dropped += n
 
 
 def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], drop: Callable[[int], None],
-         delay: Callable[[], float] = lambda: 0.0) -> None:
+         delay: Callable[[], float] = lambda: 0.0, held: Callable[[], bool] = lambda: False) -> None:
     """Copies src to dst until src closes or fails, then shuts both; while ``silent()`` each
     chunk read is dropped instead (``drop(its length)``), as a network that loses everything.
     Each chunk is passed on ``delay()`` seconds after it was read (as read when it was), in
     order, and the end of the stream as late: a slow link, over which what was sent is still
-    delivered, and applied, late. A writer thread of its own does the passing on."""
+    delivered, and applied, late. While ``held()`` nothing is passed on (what was read waits, in
+    order). A writer thread of its own does the passing on."""
     chunks: "queue.Queue" = queue.Queue()
 
     def writer() -> None:
@@ -147,6 +160,8 @@ def pump(src: socket.socket, dst: socket.socket, silent: Callable[[], bool], dro
                 wait = due - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
+                while held():  # ends with release_replies() or close()
+                    time.sleep(0.005)
                 if data is None:
                     break
                 dst.sendall(data)

@@ -5,7 +5,8 @@
   takes at least that long (the follower forwards the proposal to the leader); after
   ``undelay()`` a put through it is quick again. A put through a client-link proxy
   (``faultnet.CutProxy``) delayed 0.3 s takes at least 0.6 s (both ways); after ``delay(0)``,
-  quick again.
+  quick again. A put through a CutProxy holding replies is applied (its value is read on the
+  member directly) while its client still waits, and answered once the replies are released.
 - FAULT-LATE-ENQUEUE-001: a client whose connections are on a follower F (the other follower's
   path was cut while it connected, then restored) takes a lock while F's traffic to the leader is
   3 s late: F's copy of the enqueue stalls, the client sends it to the other follower after 1 s,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 import pytest
@@ -85,6 +87,34 @@ def test_a_delayed_client_link_delays_both_ways(cluster):
     print(f"client link delay self-test: a put through the proxy took {slow:.2f} s delayed, {fast:.2f} s after")
     assert slow >= 0.6, f"the delay did not hold the request and its reply ({slow:.2f} s)"
     assert fast < 0.9, f"a put through the proxy still took {fast:.2f} s after delay(0)"
+
+
+def test_held_replies_let_requests_be_applied_unanswered(cluster):
+    key = f"late-selftest-held-{time.monotonic_ns()}"
+    with CutProxy(cluster.members[0].client_port) as proxy:
+        client = etcdlock.Client([proxy.endpoint], timeout=10)
+        done = []
+        try:
+            client.put(key, b"before")  # the connection is up before the replies are held
+            proxy.hold_replies()
+            put = threading.Thread(target=lambda: done.append(client.put(key, b"held")), daemon=True)
+            put.start()
+            applied = False
+            for _ in range(100):  # up to 5 s
+                if cluster.etcdctl("get", key, "--print-value-only", timeout=15).strip() == "held":
+                    applied = True
+                    break
+                time.sleep(0.05)
+            answered_while_held = bool(done)
+            proxy.release_replies()
+            put.join(15)
+        finally:
+            proxy.release_replies()
+            client.close()
+    print(f"held replies self-test: applied while held {applied}, answered while held {answered_while_held}, after release {bool(done)}")
+    assert applied, "the put was not applied while its reply was held"
+    assert not answered_while_held, "the reply got through while held"
+    assert done, "the held reply was not passed on after release_replies()"
 
 
 def queue_keys(c, name: str):

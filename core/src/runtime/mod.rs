@@ -10,7 +10,11 @@
 mod cleanups;
 pub(crate) mod clock;
 #[doc(hidden)]
+pub mod pause;
+#[doc(hidden)]
 pub use clock::{rate_for_tests, suspend_for_tests};
+#[doc(hidden)]
+pub use pause::pause_at_for_tests;
 pub mod log;
 #[doc(hidden)]
 pub mod linger;

@@ -157,3 +157,32 @@ async fn a_semaphore_holder_found_on_the_retry_path_wakes_the_waiter_behind_it()
         c.close().await;
     }
 }
+
+/// The tool kit's peer-link proxies (`Etcd::start_peer_proxied`): with a follower's raft
+/// messages 1.5 s late, a put through that follower (which forwards the proposal to the leader)
+/// takes at least that long; with the link passing again, a put through it is quick.
+#[tokio::test]
+async fn a_delayed_peer_link_delays_a_followers_proposals() {
+    let etcd = Etcd::start_peer_proxied(3);
+    let leader = etcd.leader().await;
+    let f = (leader + 1) % 3;
+    let mut via_f = raw(&[etcd.members[f].endpoint()]).await;
+    let key = prefix("peer-delay") + "k";
+    let timed_put = |c: &mut etcd_client::Client| {
+        let (mut c, key) = (c.clone(), key.clone());
+        async move {
+            let at = std::time::Instant::now();
+            tokio::time::timeout(Duration::from_secs(15), c.put(key, "x", None)).await.expect("a put hung").unwrap();
+            at.elapsed()
+        }
+    };
+    timed_put(&mut via_f).await;
+    etcd.peer_proxy(f).delay(Duration::from_millis(1500));
+    let slow = timed_put(&mut via_f).await;
+    etcd.peer_proxy(f).set(proxy::Mode::Pass);
+    tokio::time::sleep(Duration::from_millis(1600)).await; // what was on its way arrives
+    let fast = timed_put(&mut via_f).await;
+    eprintln!("peer link delay self-test: a put through the follower took {slow:?} delayed, {fast:?} after");
+    assert!(slow >= Duration::from_millis(1500), "the delay did not hold the follower's proposal ({slow:?})");
+    assert!(fast < Duration::from_secs(1), "a put through the follower still took {fast:?} after the delay ended");
+}

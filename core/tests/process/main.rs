@@ -12,6 +12,7 @@ mod common;
 mod clock;
 mod events;
 mod log_sink;
+mod pause;
 mod runtime;
 
 /// Set in the child process that runs one test alone.

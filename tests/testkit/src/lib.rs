@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod peers;
 pub mod proxy;
 pub mod tls;
 pub mod silent;
@@ -105,6 +106,8 @@ pub struct Member {
     pub name: String,
     pub client_port: u16,
     pub peer_port: u16,
+    /// The peer port the others dial: `peer_port`, or its proxy's (`Etcd::start_peer_proxied`).
+    pub advertised_peer_port: u16,
     pub data_dir: PathBuf,
     child: Option<Child>,
 }
@@ -125,6 +128,8 @@ pub struct Etcd {
     token: String,
     /// More etcd flags for every member.
     extra: Vec<String>,
+    /// In front of each member's peer port, when started by `start_peer_proxied`.
+    peer_proxies: Vec<proxy::Proxy>,
 }
 
 impl Etcd {
@@ -135,6 +140,10 @@ impl Etcd {
 
     /// [`Etcd::start`], with more etcd flags for every member (e.g. `--auth-token-ttl 2`).
     pub fn start_with_args(n: usize, extra: &[&str]) -> Etcd {
+        Etcd::start_inner(n, extra, false)
+    }
+
+    fn start_inner(n: usize, extra: &[&str], peer_proxied: bool) -> Etcd {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| unsafe {
             libc::atexit(cleanup_at_exit);
@@ -142,22 +151,27 @@ impl Etcd {
         let token = format!("etcdlock-test-{}-{}", std::process::id(), rand_suffix());
         let root = data_base().join(&token);
         std::fs::create_dir_all(&root).unwrap();
+        let mut peer_proxies = Vec::new();
         let members: Vec<Member> = (0..n)
-            .map(|i| Member {
-                name: format!("m{i}"),
-                client_port: free_port(),
-                peer_port: free_port(),
-                data_dir: root.join(format!("m{i}")),
-                child: None,
+            .map(|i| {
+                let peer_port = free_port();
+                let advertised_peer_port = match peer_proxied {
+                    true => {
+                        peer_proxies.push(proxy::Proxy::start(peer_port));
+                        peer_proxies[i].port()
+                    }
+                    false => peer_port,
+                };
+                Member { name: format!("m{i}"), client_port: free_port(), peer_port, advertised_peer_port, data_dir: root.join(format!("m{i}")), child: None }
             })
             .collect();
         let initial_cluster = members
             .iter()
-            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
+            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.advertised_peer_port))
             .collect::<Vec<_>>()
             .join(",");
         let extra = extra.iter().map(|s| s.to_string()).collect();
-        let mut etcd = Etcd { members, root, initial_cluster, token, extra };
+        let mut etcd = Etcd { members, root, initial_cluster, token, extra, peer_proxies };
         for i in 0..n {
             etcd.spawn(i, "new");
         }
@@ -195,7 +209,7 @@ impl Etcd {
             "--listen-client-urls", &m.endpoint(),
             "--advertise-client-urls", &m.endpoint(),
             "--listen-peer-urls", &format!("http://127.0.0.1:{}", m.peer_port),
-            "--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", m.peer_port),
+            "--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", m.advertised_peer_port),
             "--initial-cluster", &self.initial_cluster,
             "--initial-cluster-state", state,
             "--initial-cluster-token", &self.token,

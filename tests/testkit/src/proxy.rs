@@ -76,6 +76,10 @@ impl Proxy {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn set(&self, mode: Mode) {
         self.shared.mode.store(mode as u8, Ordering::Release);
     }

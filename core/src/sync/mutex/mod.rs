@@ -193,6 +193,7 @@ impl Mutex {
             }
         };
         let acquired: Result<LockGuard> = acquired.await;
+        crate::runtime::pause::at("acquired").await;
         match acquired {
             // The caller gave up before the lock was ours (e.g. while the enqueue was in flight,
             // which is never abandoned): it will not use the lock, so nobody must hold it.
