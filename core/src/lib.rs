@@ -48,6 +48,7 @@ pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};
 pub use transport::stats::HistogramSnapshot;
 pub use sync::mutex::{LockOptions, Mutex};
+pub use sync::tasks::{ClaimOptions, DeadTask, QueueOptions, QueueStats, Task, TaskOptions, TaskQueue, MAX_TASK_ID_LEN, MAX_TASK_PAYLOAD_LEN};
 pub use tokio_util::sync::CancellationToken;
 pub use transport::tls::{Pem, TlsOptions};
 pub use watch::event::{EventType, WatchEvent};

@@ -243,14 +243,54 @@ impl LockGuard {
 
     /// `ops` in one Txn that applies only while this acquisition's key has its create revision.
     async fn fenced(&self, ops: impl Fn() -> Vec<TxnOp>) -> Result<i64> {
+        let resp = self.fenced_response(ops, false).await?;
+        Ok(resp.header().map_or(0, |h| h.revision()))
+    }
+
+    /// [`LockGuard::fenced`], answering with etcd's response (for recipes whose fenced Txn
+    /// reads too); `idempotent`: it may be sent again.
+    pub(crate) async fn fenced_response(&self, ops: impl Fn() -> Vec<TxnOp>, idempotent: bool) -> Result<etcd_client::TxnResponse> {
         self.check_held()?;
         let txn = || Txn::new().when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)]).and_then(ops());
-        let resp = self.shared.client.txn(txn, false).await?;
+        let resp = self.shared.client.txn(txn, idempotent).await?;
         if !resp.succeeded() {
             self.shared.mark_lost(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));
         }
-        Ok(resp.header().map_or(0, |h| h.revision()))
+        Ok(resp)
+    }
+
+    /// Ends the hold with `ops` and the delete of this acquisition's key in one fenced Txn (a
+    /// task's ack: the item and its claim go together). `NotHeld` with nothing written if it was
+    /// released or lost. When the outcome is unknown (etcd unreachable), the key alone is still
+    /// deleted, fenced, in the background: the hold ends either way.
+    pub(crate) async fn finish(&self, ops: Vec<TxnOp>) -> Result<i64> {
+        self.check_held()?;
+        if !self.shared.mark_released() {
+            return Err(not_held("the lock was already released"));
+        }
+        let s = &self.shared;
+        let txn = || {
+            let mut all = ops.clone();
+            all.push(TxnOp::delete(s.key.clone(), None));
+            Txn::new().when([Compare::create_revision(s.key.clone(), CompareOp::Equal, s.token)]).and_then(all)
+        };
+        let r = match s.client.txn(txn, false).await {
+            Ok(resp) if resp.succeeded() => {
+                s.lease.state().free_slot(s.slot);
+                Ok(resp.header().map_or(0, |h| h.revision()))
+            }
+            Ok(_) => {
+                s.lease.state().free_slot(s.slot);
+                Err(not_held("the lock key is gone: the lock was lost"))
+            }
+            Err(e) => {
+                s.delete_in_background();
+                Err(e)
+            }
+        };
+        s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+        r
     }
 
     /// Releases the lock: deletes this acquisition's queue key if it is still ours (fenced: a

@@ -16,6 +16,7 @@ pub(crate) mod registry;
 pub(crate) mod rwlock;
 pub(crate) mod semaphore;
 pub(crate) mod session;
+pub(crate) mod tasks;
 
 use crate::client::Client;
 use std::sync::Arc;

@@ -30,5 +30,6 @@ mod registry_races;
 mod rwlock;
 mod semaphore;
 mod session;
+mod tasks;
 mod tls;
 mod watch;

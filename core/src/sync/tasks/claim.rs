@@ -1,0 +1,191 @@
+//! Claiming the next item. Workers queue for the lock `Q/workers` (FIFO, each watching only its
+//! predecessor); its holder reads the head of the queue (one page of item keys and the claims,
+//! O(1) round trips however many items wait), claims the first item no claim key covers with a
+//! try-lock on that item's claim lock, and releases `Q/workers` to the next worker. With nothing
+//! available, the holder alone watches for a new item or a claim that ends: a new item wakes one
+//! worker, not all.
+
+use super::keys::{self, Keys};
+use super::task::Task;
+use super::Inner;
+use crate::client::{closed_error, Client};
+use crate::error::{Error, ErrorKind, Result};
+use crate::sync::mutex::{LockOptions, Mutex};
+use crate::transport::backoff::Backoff;
+use crate::watch::hub::{EventType, Msg, Spec};
+use etcd_client::{GetOptions, TxnOp, TxnOpResponse};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How long a claim may wait, and who claims.
+#[derive(Debug, Clone, Default)]
+pub struct ClaimOptions {
+    /// `None` waits until an item is available; `Some(ZERO)` tries once (`WouldBlock`);
+    /// otherwise `LockTimeout` when it passes.
+    pub timeout: Option<Duration>,
+    /// Cancels the wait (`Cancelled`); nothing is left behind.
+    pub cancel: Option<CancellationToken>,
+    /// Stored in the claim key, for `etcdlock status` to show who works on what (a host name,
+    /// a pid). At most [`MAX_LOCK_VALUE_LEN`](crate::MAX_LOCK_VALUE_LEN) bytes.
+    pub worker: Vec<u8>,
+}
+
+/// Item keys read per page while looking past claimed items.
+const PAGE: i64 = 64;
+
+pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
+    crate::client::validate::check_lock_value(&opts.worker)?;
+    let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
+    let try_once = opts.timeout == Some(Duration::ZERO);
+    let turn = q.workers.lock_with(LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: opts.worker.clone() }).await?;
+    let r = next(q, &opts, try_once, deadline).await;
+    let _ = turn.release().await;
+    r
+}
+
+/// Claims the first available item, waiting for one unless `try_once`.
+async fn next(q: &Arc<Inner>, opts: &ClaimOptions, try_once: bool, deadline: Option<Instant>) -> Result<Task> {
+    let mut backoff = Backoff::default();
+    loop {
+        let (slot, revision) = first_available(&q.client, &q.keys).await?;
+        if let Some(slot) = slot {
+            if let Some(task) = try_claim(q, &slot, &opts.worker).await? {
+                return Ok(task);
+            }
+            continue; // taken meanwhile, gone, or dead: the next one
+        }
+        if try_once {
+            return Err(Error::new(ErrorKind::WouldBlock, format!("no task available in queue {:?}", name(q))));
+        }
+        wait_for_change(q, revision, opts.cancel.as_ref(), deadline, &mut backoff).await?;
+    }
+}
+
+fn name(q: &Inner) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(q.keys.name())
+}
+
+/// The slot of the first item no claim covers, and a revision no later than both reads.
+async fn first_available(client: &Client, keys: &Keys) -> Result<(Option<Vec<u8>>, i64)> {
+    let (claims_prefix, items) = (keys.claims(), keys.items());
+    let (claims, first) = tokio::try_join!(range(client, &claims_prefix, 0), range(client, &items, PAGE))?;
+    let revision = claims.1.min(first.1);
+    let claimed: HashSet<&[u8]> = claims.0.iter().filter_map(|k| keys.slot_of(&claims_prefix, k)).collect();
+    let mut page = first;
+    loop {
+        let (keys_found, _, more) = (&page.0, page.1, page.2);
+        if let Some(slot) = keys_found.iter().filter_map(|k| keys.slot_of(&items, k)).find(|s| !claimed.contains(s)) {
+            return Ok((Some(slot.to_vec()), revision));
+        }
+        if !more {
+            return Ok((None, revision));
+        }
+        let mut from = keys_found.last().cloned().unwrap_or_default();
+        from.push(0);
+        page = range_from(client, &from, &items, PAGE).await?;
+    }
+}
+
+/// Keys (only) under `prefix`, at most `limit` (0: all); with the read's revision and whether
+/// there are more.
+async fn range(client: &Client, prefix: &[u8], limit: i64) -> Result<(Vec<Vec<u8>>, i64, bool)> {
+    range_from(client, prefix, prefix, limit).await
+}
+
+async fn range_from(client: &Client, from: &[u8], prefix: &[u8], limit: i64) -> Result<(Vec<Vec<u8>>, i64, bool)> {
+    let (from, end) = (from.to_vec(), prefix_end(prefix));
+    let resp = client
+        .call(None, true, move |rpc| {
+            let (mut kv, from, end) = (rpc.kv.get(), from.clone(), end.clone());
+            async move { kv.get(from, Some(GetOptions::new().with_range(end).with_keys_only().with_limit(limit))).await }
+        })
+        .await?;
+    let keys = resp.kvs().iter().map(|kv| kv.key().to_vec()).collect();
+    Ok((keys, resp.header().map_or(0, |h| h.revision()), resp.more()))
+}
+
+pub(super) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    // Prefixes here end in '/', which is never 0xff.
+    *end.last_mut().expect("a non-empty prefix") += 1;
+    end
+}
+
+/// Claims the item at `slot`: `None` if another claim or a delay covers it, it is gone, or it
+/// had its last delivery and went to the dead letters instead.
+async fn try_claim(q: &Arc<Inner>, slot: &[u8], worker: &[u8]) -> Result<Option<Task>> {
+    let lock = Mutex::new(&q.client, q.keys.claim_lock(slot), q.ttl)?;
+    let guard = match lock.lock_with(LockOptions { timeout: Some(Duration::ZERO), cancel: None, value: worker.to_vec() }).await {
+        Ok(g) => g,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let (attempts_key, item_key) = (q.keys.attempts(slot), q.keys.item(slot));
+    // Counts this delivery and reads the item, only while the claim holds.
+    let resp = guard
+        .fenced_response(|| vec![TxnOp::put(attempts_key.clone(), Vec::new(), None), TxnOp::get(attempts_key.clone(), None), TxnOp::get(item_key.clone(), None)], false)
+        .await?;
+    let mut gets = resp.op_responses().into_iter().filter_map(|r| match r {
+        TxnOpResponse::Get(g) => Some(g.kvs().first().map(|kv| (kv.version(), kv.value().to_vec()))),
+        _ => None,
+    });
+    let attempts = gets.next().flatten().map_or(1, |(v, _)| v) as u32;
+    let item = gets.next().flatten().and_then(|(_, value)| keys::decode_item(&value));
+    let Some((id, payload)) = item else {
+        // Acked or dead since the read: the count just written goes with the claim.
+        guard.finish(vec![TxnOp::delete(attempts_key, None)]).await?;
+        return Ok(None);
+    };
+    let priority = keys::priority_of(slot);
+    if attempts > q.max_attempts {
+        super::task::bury(&guard, &q.keys, slot, &id, attempts - 1, priority, &payload).await?;
+        return Ok(None);
+    }
+    Ok(Some(Task::new(q.clone(), guard, slot.to_vec(), id, payload, priority, attempts)))
+}
+
+/// Returns once an item was put or a claim ended after `revision` (or the watch broke: the
+/// caller reads again), or fails at the deadline, on cancel or on close.
+async fn wait_for_change(
+    q: &Inner,
+    revision: i64,
+    cancel: Option<&CancellationToken>,
+    deadline: Option<Instant>,
+    backoff: &mut Backoff,
+) -> Result<()> {
+    let hub = &q.client.inner.hub;
+    let spec = |key: Vec<u8>, only_deletes| Spec { key, prefix: true, start_revision: revision + 1, prev_kv: false, only_deletes };
+    let mut items = hub.subscribe(spec(q.keys.items(), false));
+    let mut claims = hub.subscribe(spec(q.keys.claims(), true));
+    let closed = q.client.inner.closed.clone();
+    let timed_out = || Error::new(ErrorKind::LockTimeout, format!("timed out waiting for a task in queue {:?}", name(q)));
+    loop {
+        let (is_item, msg) = tokio::select! {
+            biased;
+            _ = closed.cancelled() => return Err(closed_error()),
+            _ = async { match cancel { Some(c) => c.cancelled().await, None => std::future::pending().await } } => {
+                return Err(Error::new(ErrorKind::Cancelled, "claim cancelled"));
+            }
+            m = items.rx.recv() => (true, m),
+            m = claims.rx.recv() => (false, m),
+            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => return Err(timed_out()),
+        };
+        match msg {
+            // A new item, or a claim (or delay) that ended; an ack elsewhere wakes nobody.
+            Some(Msg::Events(events)) if !is_item || events.iter().any(|e| e.event_type == EventType::Put) => return Ok(()),
+            Some(Msg::Created { .. } | Msg::Progress { .. } | Msg::Events(_)) => backoff.reset(),
+            // Broken or ended (compaction): read again, after a pause if it keeps breaking.
+            Some(Msg::Failed(_)) | None => {
+                let pause = backoff.next_delay();
+                if deadline.is_some_and(|d| Instant::now() + pause >= d) {
+                    return Err(timed_out());
+                }
+                tokio::time::sleep(pause).await;
+                return Ok(());
+            }
+        }
+    }
+}
