@@ -163,10 +163,20 @@ impl NativeClient {
 
     /// Writes `value` at `key`; returns the revision. With `if_held`, only while that lock is
     /// held (checked by etcd in the same transaction), else `NotHeld` and nothing written.
-    #[pyo3(signature = (key, value, lease=None, if_held=None))]
-    fn put(&self, key: &[u8], value: &[u8], lease: Option<&NativeLease>, if_held: Option<&NativeLock>) -> Op {
+    #[pyo3(signature = (key, value, lease=None, if_held=None, if_claimed=None))]
+    fn put(&self, key: &[u8], value: &[u8], lease: Option<&NativeLease>, if_held: Option<&NativeLock>, if_claimed: Option<&crate::tasks::NativeTask>) -> Op {
         let (inner, key, val) = (self.inner.clone(), key.to_vec(), value.to_vec());
         let lease = lease.map(|l| l.lease.clone());
+        if let Some(task) = if_claimed {
+            if let Err(e) = task.check() {
+                return Op::fail(e);
+            }
+            let task = task.task.clone();
+            return Op::new(async move {
+                let op = TxnOp::Put { key, value: val, lease: lease.as_ref().map_or(0, |l| l.id()) };
+                crate::op::value(task.txn(&[op]).await?)
+            });
+        }
         let guard = match if_held.map(|l| l.held_guard()) {
             None => None,
             Some(Ok(Some(g))) => Some(g),
@@ -217,6 +227,12 @@ impl NativeClient {
             let native = NativeLease::new(inner, lease);
             Ok(Box::new(move |py: Python<'_>| Ok(Py::new(py, native)?.into_any())) as crate::op::Convert)
         }))
+    }
+
+    /// A task queue handle; sends nothing. Name, TTL and max_attempts are checked at once.
+    fn queue(&self, name: &[u8], ttl: i64, max_attempts: u32) -> PyResult<crate::tasks::NativeTaskQueue> {
+        self.inner.check().py()?;
+        crate::tasks::NativeTaskQueue::new(self.inner.clone(), name.to_vec(), ttl, max_attempts).py()
     }
 
     /// A lock handle; sends nothing. Name and TTL are checked at once (ValueError), connected

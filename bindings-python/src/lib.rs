@@ -15,6 +15,7 @@ mod log;
 mod metrics;
 mod op;
 mod registry;
+mod tasks;
 mod watch;
 
 use pyo3::prelude::*;
@@ -61,6 +62,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::NativeRegistration>()?;
     m.add_class::<registry::NativeRegistrationEvents>()?;
     m.add_class::<registry::NativeDiscovery>()?;
+    m.add_class::<tasks::NativeTaskQueue>()?;
+    m.add_class::<tasks::NativeTask>()?;
     m.add_class::<op::Op>()?;
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;

@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 const ABOUT: &str = "Distributed locks, semaphores and leader election on etcd, from the shell";
 
@@ -14,6 +15,8 @@ Examples:
   etcdlock status nightly-backup
   etcdlock elect svc/leader node-1 -- ./serve --primary
   etcdlock elect --observe svc/leader
+  etcdlock queue put resize --data img-17.png
+  etcdlock queue work resize -- ./resize.sh          # the payload on stdin, one task at a time
 
 Connection options may come from the environment instead (ETCDLOCK_ENDPOINTS, ETCDLOCK_USER,
 ETCDLOCK_PASSWORD, ETCDLOCK_CA_FILE, ...): see each subcommand's --help.";
@@ -36,6 +39,19 @@ pub enum Command {
     /// Campaign in an election: print or run a command while leader; or observe the leader
     #[command(after_help = ELECT_HELP)]
     Elect(Elect),
+    /// A task queue: add tasks, or work on them one at a time with a command
+    #[command(subcommand)]
+    Queue(Queue),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Queue {
+    /// Add a task (its payload from --data, else stdin); print its id
+    #[command(after_help = PUT_HELP)]
+    Put(Put),
+    /// Claim tasks one at a time and run a command for each: exit status 0 acks, other nacks
+    #[command(after_help = WORK_HELP)]
+    Work(Work),
 }
 
 /// How to reach etcd: the same settings as the libraries' client options.
@@ -153,6 +169,50 @@ pub struct Elect {
     pub conn: Conn,
 }
 
+#[derive(Debug, Args)]
+pub struct Put {
+    /// The queue's name (its keys are under `NAME/`)
+    pub name: String,
+    /// The task's id (default: a random one): a put with the id of a task that is still in the
+    /// queue (pending, claimed, delayed or dead) changes nothing
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Higher is claimed first; equal priorities in the order of the puts
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true)]
+    pub priority: i32,
+    /// Not claimable before this long (`90`, `1.5s`, `500ms`, `2m`, `1h`; whole seconds, rounded up)
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
+    pub delay: Option<Duration>,
+    /// The payload (default: stdin, read to its end)
+    #[arg(long, value_name = "TEXT")]
+    pub data: Option<String>,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+
+#[derive(Debug, Args)]
+pub struct Work {
+    /// The queue's name
+    pub name: String,
+    /// The command to run for each task, after `--`
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+    /// Deliveries of a task before it goes to the dead letters
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_attempts: u32,
+    /// How long each claim waits for a task; when it passes with none, exit (0; 1 with --once).
+    /// `0` takes a task only if one is there. Default: wait for as long as it takes
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+    /// Handle one task, then exit with the command's status
+    #[arg(long)]
+    pub once: bool,
+    #[command(flatten)]
+    pub hold: Hold,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+
 const RUN_HELP: &str = "\
 The command runs in its own process group with these variables:
   ETCDLOCK_NAME, ETCDLOCK_KEY, ETCDLOCK_FENCING_TOKEN (the key's create revision), ETCDLOCK_LEASE
@@ -194,6 +254,61 @@ Examples:
   etcdlock elect svc/leader \"$(hostname)\" -- /usr/local/bin/primary
   etcdlock elect --observe svc/leader";
 
+const PUT_HELP: &str = "\
+Prints the task's id on stdout. Exit status: 0 put (or already there, with --id); 2 bad usage;
+69 etcd unreachable; 77 authentication or permission denied; 70 anything else.
+
+Examples:
+  etcdlock queue put resize --data img-17.png
+  etcdlock queue put resize --id img-17 --priority 5 < job.json   # idempotent by id
+  etcdlock queue put reports --delay 10m --data weekly";
+
+const WORK_HELP: &str = "\
+Claims the next task (the highest priority first, then the oldest), runs CMD with the task's
+payload on its stdin and these variables: ETCDLOCK_QUEUE, ETCDLOCK_TASK_ID, ETCDLOCK_TASK_ATTEMPT
+(1 on the first delivery), ETCDLOCK_TASK_PRIORITY, ETCDLOCK_FENCING_TOKEN (the claim's create
+revision: larger for every later claim), ETCDLOCK_ENDPOINTS. Exit status 0 acks the task (it is
+deleted); any other status nacks it (delivered again, to the dead letters after --max-attempts
+deliveries). Then the next task, until --timeout passes with none, or --once.
+
+CMD runs in its own process group, as under `etcdlock run`: if the claim is lost while it runs
+(its lease expired at the conservative local deadline or was revoked, the claim deleted) the
+whole group is stopped (SIGTERM, SIGKILL after --kill-grace, at once if another worker may have
+the task already) and the task goes to another worker; if etcdlock itself dies or stops, a
+guardian process kills the group. SIGINT, SIGTERM, SIGHUP or SIGQUIT stop claiming; a running
+CMD gets the signal, its task is nacked once it exits, and the exit is 128 + the signal.
+
+The claim stores `<host>:<pid> since=<unix ms>` (when the worker asked for the task) for
+`etcdlock status NAME`.
+
+Exit status: 0 when --timeout passed with no task; with --once, CMD's status (1 when no task
+came in time); 75 the claim was lost (--once); 126/127 CMD could not be run (its task nacked);
+128 + N a signal; otherwise as `etcdlock run`.
+
+Examples:
+  etcdlock queue work resize -- ./resize.sh
+  etcdlock queue work --timeout 30s --max-attempts 3 resize --shell -- 'convert - -resize 50% \"out/$ETCDLOCK_TASK_ID.png\"'";
+
+/// A non-negative duration: seconds (`1.5`), or a number with a unit (`500ms`, `2s`, `3m`, `1h`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not a duration (0 or more; e.g. 1.5, 500ms, 30s, 2m, 1h)");
+    let (number, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(bad()),
+    };
+    match number.parse::<f64>() {
+        Ok(v) if v >= 0.0 && (v * scale) <= 1e10 && !number.starts_with('+') => Ok(Duration::from_secs_f64(v * scale)),
+        _ => Err(bad()),
+    }
+}
+
 /// A non-negative number of seconds.
 fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -216,5 +331,17 @@ mod tests {
     fn seconds_rejects_negative_and_non_numbers() {
         assert_eq!(seconds("1.5"), Ok(1.5));
         assert!(seconds("-1").is_err() && seconds("soon").is_err() && seconds("inf").is_err());
+    }
+
+    #[test]
+    fn durations_take_seconds_or_a_unit() {
+        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(duration("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "", "s", "1d", "inf", "NaN", "1e300", "2 s", "+1"] {
+            assert!(duration(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! `etcdlock`: run a command under an etcd lock (stopped before anyone else can get the lock),
-//! show a lock's queue, campaign in or observe an election. See `etcdlock --help`.
+//! show a lock's queue, campaign in or observe an election, put tasks in a task queue and work
+//! on them. See `etcdlock --help`.
 
 mod args;
 mod child;
@@ -8,12 +9,14 @@ mod elect;
 mod exit;
 mod guardian;
 mod hold;
+mod queue;
 mod run;
 mod signals;
 mod status;
 mod value;
+mod work;
 
-use args::{Cli, Command};
+use args::{Cli, Command, Queue};
 use clap::Parser;
 use exit::Exit;
 
@@ -26,6 +29,8 @@ fn main() {
         Command::Run(a) => &a.conn,
         Command::Status(a) => &a.conn,
         Command::Elect(a) => &a.conn,
+        Command::Queue(Queue::Put(a)) => &a.conn,
+        Command::Queue(Queue::Work(a)) => &a.conn,
     };
     connect::log_to_stderr(conn);
     let exit = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -63,5 +68,7 @@ async fn dispatch(command: Command) -> Exit {
         Command::Run(a) => run::main(a, &mut signals).await,
         Command::Status(a) => status::main(a).await,
         Command::Elect(a) => elect::main(a, &mut signals).await,
+        Command::Queue(Queue::Put(a)) => queue::put(a).await,
+        Command::Queue(Queue::Work(a)) => work::main(a, &mut signals).await,
     }
 }

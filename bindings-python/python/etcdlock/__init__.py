@@ -28,6 +28,9 @@ from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout,
 from ._recipes import Election, Leadership, Observer, RWLock
 from ._registry import Discovery, Registration
 from ._sync import Client, Lease, Lock, Watch
+from ._tasks import Task, TaskQueue
+from ._aio_tasks import AsyncTask, AsyncTaskQueue
+from ._tasks_common import DeadTask, QueueStats
 
 __version__: str = _native.__version__
 
@@ -129,4 +132,10 @@ __all__ = [
     "AuthError",
     "WrongContextError",
     "WouldBlock",
+    "TaskQueue",
+    "Task",
+    "AsyncTaskQueue",
+    "AsyncTask",
+    "QueueStats",
+    "DeadTask",
 ]

@@ -20,6 +20,7 @@ from ._ports import LoopPort, loop_port
 if TYPE_CHECKING:
     from ._aio_recipes import AsyncElection, AsyncRWLock
     from ._aio_registry import AsyncDiscovery, _Registering
+    from ._aio_tasks import AsyncTask, AsyncTaskQueue
 
 
 async def _run(op: Any) -> Any:
@@ -122,6 +123,14 @@ class AsyncClient:
         v = None if value is None else _args.to_bytes(value, "value")
         return AsyncLock(self._n.semaphore(n, p, t, v), timeout)
 
+    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5) -> "AsyncTaskQueue":
+        """The task queue ``name`` (see ``Client.queue``)."""
+        from ._aio_tasks import AsyncTaskQueue
+        from ._tasks_common import max_attempts as _max_attempts
+
+        n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
+        return AsyncTaskQueue(self._n.queue(n, t, m))
+
     def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "AsyncRWLock":
         """The read-write lock ``name`` (see ``Client.rwlock``)."""
         from ._aio_recipes import AsyncRWLock
@@ -183,18 +192,21 @@ class AsyncClient:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["AsyncLease"] = None,
-        if_held: Optional["AsyncLock"] = None,
+        if_held: Optional[Union["AsyncLock", "AsyncTask"]] = None,
     ) -> int:
-        """Like ``Client.put``: returns the revision; with ``if_held``, ``NotHeld`` and nothing
-        written unless that lock is held."""
+        """Like ``Client.put``: returns the revision; with ``if_held`` (a lock or a claimed
+        task), ``NotHeld`` and nothing written unless it is held."""
+        from ._aio_tasks import AsyncTask
+
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, AsyncLease):
             raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, AsyncLock):
-            raise TypeError(f"if_held must be an etcdlock.AsyncLock, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask)):
+            raise TypeError(f"if_held must be an etcdlock.AsyncLock or AsyncTask, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
-        nh = if_held._n if if_held is not None else None
-        revision: int = await _run(self._n.put(k, v, nl, nh))
+        nh = if_held._n if isinstance(if_held, AsyncLock) else None
+        nt = if_held._n if isinstance(if_held, AsyncTask) else None
+        revision: int = await _run(self._n.put(k, v, nl, nh, nt))
         return revision
 
     async def get(self, key: BytesLike) -> Optional[bytes]:

@@ -17,6 +17,7 @@ from ._ports import thread_port
 if TYPE_CHECKING:
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
+    from ._tasks import Task, TaskQueue
 
 
 class Client:
@@ -102,6 +103,18 @@ class Client:
         v = None if value is None else _args.to_bytes(value, "value")
         return Lock(self._n.semaphore(n, p, t, v), timeout)
 
+    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5) -> "TaskQueue":
+        """The task queue ``name``: ``put(payload, id=, priority=, delay=)``, ``claim(timeout)``
+        → a ``Task`` (a context manager that acks, or nacks on an exception), ``tasks()``,
+        ``stats()``, ``dead()``, ``requeue_dead(id)``. A claim lives on this client's lease of
+        ``ttl`` seconds, kept alive while held; an item goes to the dead letters after
+        ``max_attempts`` deliveries. Sends nothing until used."""
+        from ._tasks import TaskQueue
+        from ._tasks_common import max_attempts as _max_attempts
+
+        n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
+        return TaskQueue(self._n.queue(n, t, m))
+
     def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "RWLock":
         """The read-write lock ``name``: ``with rw.read(timeout=5.0):``, ``with rw.write():``."""
         from ._recipes import RWLock
@@ -180,20 +193,23 @@ class Client:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["Lease"] = None,
-        if_held: Optional["Lock"] = None,
+        if_held: Optional[Union["Lock", "Task"]] = None,
     ) -> int:
         """Writes ``value`` at ``key`` (attached to ``lease`` if given) and returns the write's
-        revision. With ``if_held=lock`` the write happens only while that lock is held (etcd
-        checks it in the same transaction); otherwise ``NotHeld`` is raised and nothing is
-        written."""
+        revision. With ``if_held=lock`` (or a claimed ``Task``) the write happens only while that
+        lock (or claim) is held (etcd checks it in the same transaction); otherwise ``NotHeld``
+        is raised and nothing is written."""
+        from ._tasks import Task
+
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, Lease):
             raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, Lock):
-            raise TypeError(f"if_held must be an etcdlock.Lock, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (Lock, Task)):
+            raise TypeError(f"if_held must be an etcdlock.Lock or Task, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
-        nh = if_held._n if if_held is not None else None
-        revision: int = self._n.put(k, v, nl, nh).wait()
+        nh = if_held._n if isinstance(if_held, Lock) else None
+        nt = if_held._n if isinstance(if_held, Task) else None
+        revision: int = self._n.put(k, v, nl, nh, nt).wait()
         return revision
 
     def get(self, key: BytesLike) -> Optional[bytes]:

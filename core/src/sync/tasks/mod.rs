@@ -23,12 +23,14 @@
 mod claim;
 mod dead;
 mod delay;
+mod inspect;
 pub(crate) mod keys;
 mod put;
 mod task;
 
 pub use claim::ClaimOptions;
 pub use dead::{DeadTask, QueueStats};
+pub use inspect::ClaimInfo;
 pub use keys::{MAX_TASK_ID_LEN, MAX_TASK_PAYLOAD_LEN};
 pub use put::TaskOptions;
 pub use task::Task;
@@ -71,15 +73,22 @@ pub(crate) struct Inner {
     workers: Mutex,
 }
 
+/// Checks a queue's name and options as [`Client::queue`] does (for bindings that validate
+/// before they connect).
+pub fn check_queue(name: &[u8], opts: &QueueOptions) -> Result<()> {
+    validate::lock_name(name)?;
+    validate::ttl(opts.ttl_secs)?;
+    if opts.max_attempts == 0 {
+        return Err(Error::invalid("max_attempts must be at least 1"));
+    }
+    Ok(())
+}
+
 impl Client {
     /// A handle on the task queue `name` (see [`TaskQueue`]).
     pub fn queue(&self, name: impl Into<Vec<u8>>, opts: QueueOptions) -> Result<TaskQueue> {
         let name = name.into();
-        validate::lock_name(&name)?;
-        validate::ttl(opts.ttl_secs)?;
-        if opts.max_attempts == 0 {
-            return Err(Error::invalid("max_attempts must be at least 1"));
-        }
+        check_queue(&name, &opts)?;
         self.check_open()?;
         let keys = Keys::new(&name);
         let workers = self.mutex(keys.workers_lock(), opts.ttl_secs)?;

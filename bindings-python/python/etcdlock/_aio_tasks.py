@@ -1,0 +1,152 @@
+"""The task queue (asyncio API); see ``_tasks`` for the blocking one. Same names, awaited:
+``task = await q.claim(timeout=5.0)`` or ``async with q.claim(timeout=5.0) as task``."""
+
+from types import TracebackType
+from typing import Any, AsyncIterator, Callable, Generator, List, Mapping, Optional, Sequence, Type
+
+from . import _args, _log, _native
+from . import _tasks_common as _tc
+from ._aio import _run, _run_cancellable
+from ._args import BytesLike
+from ._errors import LockTimeout, NotHeld
+from ._lost import LostCallbacks
+from ._ports import loop_port
+from ._tasks_common import DeadTask, QueueStats
+
+
+class AsyncTask:
+    """A claimed item (see ``Task``); ``await task.ack()`` / ``await task.nack()``. An async
+    context manager: acks at the end of the block, nacks on an exception."""
+
+    def __init__(self, native: "_native.Task") -> None:
+        self._n = native
+        self._lost = LostCallbacks()
+        self._lost.new_epoch()
+        self._ended = False
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def payload(self) -> bytes:
+        return self._n.payload
+
+    @property
+    def priority(self) -> int:
+        return self._n.priority
+
+    @property
+    def attempts(self) -> int:
+        return self._n.attempts
+
+    @property
+    def fencing_token(self) -> int:
+        return self._n.fencing_token
+
+    def is_held(self) -> bool:
+        return self._n.is_held()
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` on the event loop once if the claim is lost."""
+        self._lost.add(callback, loop_port, lambda bridge, i: self._n.watch_lost(bridge, i))
+
+    async def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
+        p, d = _tc.ack_ops(puts, deletes)
+        self._ended = True
+        revision: int = await _run(self._n.ack(p, d))
+        return revision
+
+    async def nack(self, delay: Optional[float] = None) -> None:
+        seconds = _tc.delay(delay)
+        self._ended = True
+        await _run(self._n.nack(seconds))
+
+    async def __aenter__(self) -> "AsyncTask":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        if self._ended:
+            return
+        if exc_type is None:
+            await self.ack()
+        else:
+            try:
+                await self.nack()
+            except NotHeld:
+                pass
+
+    def __repr__(self) -> str:
+        return f"AsyncTask(id={self.id!r}, attempts={self.attempts}, fencing_token={self.fencing_token})"
+
+
+class _Claim:
+    """``await q.claim()`` or ``async with q.claim() as task`` (acks on exit, nacks on an
+    exception)."""
+
+    def __init__(self, op: Any) -> None:
+        self._op = op
+        self._task: Optional[AsyncTask] = None
+
+    async def _claim(self) -> AsyncTask:
+        self._task = AsyncTask(await _run_cancellable(self._op))
+        return self._task
+
+    def __await__(self) -> Generator[Any, None, AsyncTask]:
+        return self._claim().__await__()
+
+    async def __aenter__(self) -> AsyncTask:
+        return await self._claim()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._task is not None:
+            await self._task.__aexit__(*exc)
+
+
+class AsyncTaskQueue:
+    """The asyncio task queue (see ``TaskQueue``)."""
+
+    def __init__(self, native: "_native.TaskQueue") -> None:
+        self._n = native
+
+    @property
+    def name(self) -> bytes:
+        return self._n.name
+
+    async def put(self, payload: BytesLike, *, id: Optional[str] = None, priority: int = 0, delay: Optional[float] = None) -> str:
+        p = _args.to_bytes(payload, "payload")
+        args = (_tc.task_id(id), _tc.priority(priority), _tc.delay(delay))
+        return str(await _run(self._n.put(p, *args)))
+
+    def claim(self, timeout: Optional[float] = None, *, worker: Optional[BytesLike] = None) -> _Claim:
+        """See ``TaskQueue.claim``. Cancelling the awaiting task leaves nothing behind."""
+        t = _tc.claim_timeout(timeout)
+        w = _args.to_bytes(worker, "worker") if worker is not None else None
+        _log.refresh()
+        return _Claim(self._n.claim(t, w))
+
+    async def tasks(self, timeout: Optional[float] = None) -> AsyncIterator[AsyncTask]:
+        """``async for task in q.tasks()``: claims one after another; ends when a claim times
+        out (never, without a timeout)."""
+        while True:
+            try:
+                task = await self.claim(timeout)
+            except LockTimeout:
+                return
+            yield task
+
+    async def stats(self) -> QueueStats:
+        return _tc.stats(await _run(self._n.stats()))
+
+    async def dead(self) -> List[DeadTask]:
+        return _tc.dead(await _run(self._n.dead()))
+
+    async def requeue_dead(self, id: str) -> bool:
+        return bool(await _run(self._n.requeue_dead(_tc.required_id(id))))
+
+    async def delete_dead(self, id: str) -> bool:
+        return bool(await _run(self._n.delete_dead(_tc.required_id(id))))
