@@ -87,8 +87,8 @@ stage_wait
 full_bg "Rust: core integration and fault tests (etcd 3.5.35)" \
     env ETCD_BIN="$etcd_35" ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
 full_bg "soak 1 min" bash scripts/soak.sh --minutes 1
-full_bg "history checker: semaphore, rwlock and election rules, controls" \
-    bash -c 'python3 tests/history/test_recipes_check.py && python3 tests/history/controls.py --kind semaphore --permits 2 --workers 6 && python3 tests/history/controls.py --kind rwlock && python3 tests/history/controls.py --kind election'
+full_bg "history checker: semaphore, rwlock, election and task queue rules, controls" \
+    bash -c 'python3 tests/history/test_recipes_check.py && python3 tests/history/controls.py --kind semaphore --permits 2 --workers 6 && python3 tests/history/controls.py --kind rwlock && python3 tests/history/controls.py --kind election && python3 tests/history/queue_controls.py'
 full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
 stage_wait

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Positive controls of the queue checker (queue_check.py): the same workload and nemesis with a
+correct worker and with two broken ones, each of which the checker must catch.
+
+    python3 tests/history/queue_controls.py [--modes correct,delete-on-claim,ack-after-loss,barge]
+
+Each run, on a single-member etcd of its own: a producer puts 24 tasks, then 3 workers
+(queue_worker.py, Python binding, TTL 2 s, 300 ms of work per task) handle them until none is
+left. The nemesis SIGSTOPs a worker that has just claimed a task for TTL + 1.5 s (its claim ends
+meanwhile and another worker takes the task), and SIGKILLs another mid-task, starting a fresh
+worker in its place.
+
+| mode | the bug | must be VIOLATED |
+|---|---|---|
+| correct | none: the result and the ack in one fenced transaction | nothing |
+| delete-on-claim | deletes the item when it claims it (etcd's `recipe.Queue`) | Q1 (the killed worker's task is lost) |
+| ack-after-loss | writes its result unfenced, then acks | Q3 (the paused worker's result after its claim ended) |
+| barge | worker w0 takes the first item with a claim key of its own, past the claims there | Q2 (an item claimed while another claim lives) |
+
+Exits 1 if the correct run violates anything (or the nemesis did not both pause and kill), or a
+broken mode is not reported on its property.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+import etcd_harness  # noqa: E402
+import etcd_history  # noqa: E402
+import history  # noqa: E402
+import queue_check  # noqa: E402
+
+QUEUE, RESULTS = "ctl/q", "ctl/results/"
+TTL = 2
+EXPECT = {"correct": set(), "delete-on-claim": {"Q1"}, "ack-after-loss": {"Q3"}, "barge": {"Q2"}}
+
+
+def fresh_claimer(paths: list[str], fresh_ns: int = 200_000_000, other_than: str | None = None):
+    """(process, pid) of the worker whose claim succeeded last, within ``fresh_ns``, and that has
+    not started acking it; else None."""
+    recs = [r for p in paths if os.path.exists(p) for r in history.load([p])]
+    pids = {r["process"]: r["pid"] for r in recs if r["op"] == "start"}
+    last = None
+    for r in recs:
+        if r["op"] == "claim" and r["phase"] == "ok" and r["process"] != other_than:
+            last = r if last is None or r["t"] > last["t"] else last
+    if last is None or time.monotonic_ns() - last["t"] > fresh_ns:
+        return None
+    if any(r["process"] == last["process"] and r["op"] == "ack" and r["t"] > last["t"] for r in recs):
+        return None
+    return last["process"], pids.get(last["process"])
+
+
+def wait_claimer(paths, limit_s=5.0, other_than=None):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        h = fresh_claimer(paths, other_than=other_than)
+        if h and h[1]:
+            return h
+        time.sleep(0.01)
+    return None
+
+
+def run(mode: str, log) -> tuple[list[queue_check.Result], str, bool]:
+    tmp = tempfile.mkdtemp(prefix=f"etcdlock-qctl-{mode}-")
+    procs: list[subprocess.Popen] = []
+    try:
+        with etcd_harness.Cluster(1) as c:
+            watcher = etcd_history.LiveWatcher(c.endpoints_str, [QUEUE + "/", RESULTS]).start()
+            paths: list[str] = []
+
+            def worker(name: str, extra=()) -> subprocess.Popen:
+                path = os.path.join(tmp, f"{name}.jsonl")
+                paths.append(path)
+                cmd = [sys.executable, os.path.join(HERE, "queue_worker.py"), "--endpoints", c.endpoints_str,
+                       "--queue", QUEUE, "--results", RESULTS, "--history", path, "--process", name,
+                       "--mode", "correct" if mode == "barge" else mode, "--ttl", str(TTL), *extra]
+                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(tmp, f"{name}.err"), "w"))
+                procs.append(p)
+                return p
+
+            try:
+                worker("producer", ["--produce", "24"]).wait(30)
+                for i in range(3):
+                    worker(f"w{i}", ["--mode", "barge"] if mode == "barge" and i == 0 else [])
+                nem = history.Recorder(os.path.join(tmp, "nemesis.jsonl"), "nemesis")
+                paused = killed = False
+                h = wait_claimer(paths)
+                if h:
+                    os.kill(h[1], signal.SIGSTOP)
+                    nem.event("pause", target=h[0], pid=h[1])
+                    time.sleep(TTL + 1.5)
+                    os.kill(h[1], signal.SIGCONT)
+                    nem.event("resume", target=h[0], pid=h[1])
+                    paused = True
+                    log(f"    nemesis: paused {h[0]} for {TTL + 1.5:.1f} s")
+                h = wait_claimer(paths, other_than=h[0] if h else None)
+                if h:
+                    os.kill(h[1], signal.SIGKILL)
+                    nem.event("kill", target=h[0], pid=h[1])
+                    killed = True
+                    worker("w3")
+                    log(f"    nemesis: killed {h[0]} mid-task")
+                for p in procs:
+                    try:
+                        p.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait(5)
+                        log(f"    a worker (pid {p.pid}) did not finish in time: killed")
+                hist = watcher.finish(settle_s=TTL + 1, timeout=30)
+            finally:
+                watcher.stop()
+                for p in procs:
+                    if p.poll() is None:
+                        os.kill(p.pid, signal.SIGCONT)
+                        p.kill()
+                        p.wait(5)
+        records = history.load(paths + [os.path.join(tmp, "nemesis.jsonl")])
+        results = queue_check.check(records, hist, QUEUE, RESULTS)
+        claims = sum(1 for r in records if r["op"] == "claim" and r["phase"] == "ok")
+        acks = sum(1 for r in records if r["op"] == "ack" and r["phase"] == "ok")
+        return results, f"{claims} claims, {acks} acks ok, {len(hist['events'])} etcd events", paused and killed
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--modes", default=",".join(EXPECT))
+    a = p.parse_args(argv)
+    modes = [m for m in a.modes.split(",") if m]
+    if set(modes) - set(EXPECT):
+        p.error(f"unknown modes: {sorted(set(modes) - set(EXPECT))}")
+    failures, t0 = [], time.monotonic()
+    for mode in modes:
+        print(f"queue control {mode}: expect {'every property ok' if not EXPECT[mode] else 'VIOLATED on ' + ', '.join(sorted(EXPECT[mode]))}", flush=True)
+        try:
+            results, summary, nemesis_ok = run(mode, lambda s: print(s, flush=True))
+        except Exception as e:  # noqa: BLE001 - a control that cannot run is a failure, loudly
+            print(f"  could not run: {type(e).__name__}: {e}", flush=True)
+            failures.append(mode)
+            continue
+        print(f"  {summary}")
+        for r in results:
+            print("  " + r.line())
+            for ev in r.evidence[:2] if not r.ok else []:
+                print(f"      {ev}")
+        violated = {r.prop for r in results if not r.ok}
+        ok = (not violated and nemesis_ok) if mode == "correct" else EXPECT[mode] <= violated
+        print(f"  => {'as expected' if ok else 'FAILED'}", flush=True)
+        if not ok:
+            failures.append(mode)
+    print(f"queue controls: {len(modes) - len(failures)}/{len(modes)} as expected in {time.monotonic() - t0:.0f}s"
+          + (f"; FAILED: {', '.join(failures)}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
