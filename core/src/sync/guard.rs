@@ -94,6 +94,10 @@ impl LockGuard {
         LockGuard { shared }
     }
 
+    pub(crate) fn client(&self) -> &Client {
+        &self.shared.client
+    }
+
     /// The lock name.
     pub fn name(&self) -> &[u8] {
         &self.shared.name

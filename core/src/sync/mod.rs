@@ -3,12 +3,14 @@
 //! `client::Extension`), not in the client.
 
 pub(crate) mod election;
+pub(crate) mod expiring;
 pub(crate) mod follow;
 pub(crate) mod guard;
 pub(crate) mod inspect;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod mutex;
+pub(crate) mod once;
 pub(crate) mod ordered;
 pub(crate) mod own_key;
 pub(crate) mod queue;

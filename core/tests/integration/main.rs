@@ -24,6 +24,7 @@ mod lease;
 mod members;
 mod metrics;
 mod mutex;
+mod once;
 mod queue;
 mod registry;
 mod registry_races;

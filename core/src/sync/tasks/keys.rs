@@ -72,6 +72,12 @@ impl Keys {
     pub fn claim_lock(&self, slot: &[u8]) -> Vec<u8> {
         self.under("claim", slot)
     }
+    /// The key that delays the item at `slot`, on the delay's lease `lease`.
+    pub fn delay_claim(&self, slot: &[u8], lease: i64) -> Vec<u8> {
+        let mut k = self.claim_lock(slot);
+        k.extend_from_slice(format!("/{lease:x}").as_bytes());
+        k
+    }
     pub fn workers_lock(&self) -> Vec<u8> {
         let mut k = self.name.clone();
         k.extend_from_slice(b"/workers");

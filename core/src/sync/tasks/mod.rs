@@ -22,7 +22,6 @@
 
 mod claim;
 mod dead;
-mod delay;
 mod inspect;
 pub(crate) mod keys;
 mod put;

@@ -7,7 +7,8 @@
 //! step itself.
 
 use super::keys::{self, Keys};
-use super::{delay, Inner};
+use super::Inner;
+use crate::sync::expiring;
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::sync::PerClient;
@@ -39,13 +40,13 @@ pub(super) async fn put(q: &Inner, payload: &[u8], opts: TaskOptions) -> Result<
         None => format!("{:032x}", rand::rng().random::<u128>()),
     };
     keys::check_id(&id)?;
-    let delay_ttl = opts.delay.filter(|d| !d.is_zero()).map(delay::ttl_of).transpose()?;
+    let delay_ttl = opts.delay.filter(|d| !d.is_zero()).map(expiring::ttl_of).transpose()?;
     q.client.check_open()?;
     let id_key = q.keys.id(&id);
     for _ in 0..ROUNDS {
         let Some(written_at) = first_step(q, &id_key).await? else { return Ok(id) };
         let delay_lease = match delay_ttl {
-            Some(ttl) => Some(delay::grant(&q.client, ttl).await?),
+            Some(ttl) => Some(expiring::grant(&q.client, ttl).await?),
             None => None,
         };
         let done = second_step(&q.client, &q.keys, &id, written_at, opts.priority, payload, delay_lease).await;
@@ -55,7 +56,7 @@ pub(super) async fn put(q: &Inner, payload: &[u8], opts: TaskOptions) -> Result<
             Ok(false) | Err(_) => {
                 if let Some(lease) = delay_lease {
                     let slot = keys::slot(opts.priority, written_at);
-                    delay::discard_unless_used(&q.client, lease, delay::key(&q.keys, &slot, lease));
+                    expiring::discard_unless_used(&q.client, lease, q.keys.delay_claim(&slot, lease));
                 }
                 done?;
             }
@@ -116,7 +117,7 @@ pub(super) async fn second_step(
     let txn = || {
         let mut ops = vec![TxnOp::put(id_key.clone(), slot.clone(), None), TxnOp::put(item.clone(), value.clone(), None)];
         if let Some(lease) = delay_lease {
-            ops.push(TxnOp::put(delay::key(keys, &slot, lease), keys::DELAYED, Some(PutOptions::new().with_lease(lease))));
+            ops.push(TxnOp::put(keys.delay_claim(&slot, lease), keys::DELAYED, Some(PutOptions::new().with_lease(lease))));
         }
         Txn::new()
             .when([

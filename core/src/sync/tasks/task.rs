@@ -1,7 +1,8 @@
 //! A claimed item: held while the worker's lease lives, ended by ack or nack.
 
 use super::keys::{self, Keys};
-use super::{delay, Inner};
+use super::Inner;
+use crate::sync::expiring;
 use crate::client::kv::Op;
 use crate::error::{Error, Result};
 use crate::lease::lost::{LostReason, LostSignal};
@@ -110,16 +111,16 @@ impl Task {
         if delay.is_zero() || self.attempts >= self.q.max_attempts {
             return self.nack().await;
         }
-        let ttl = delay::ttl_of(delay)?;
+        let ttl = expiring::ttl_of(delay)?;
         if !self.guard.is_held() {
             return self.guard.finish(Vec::new()).await.map(drop);
         }
         let client = &self.q.client;
-        let lease = delay::grant(client, ttl).await?;
-        let key = delay::key(&self.q.keys, &self.slot, lease);
+        let lease = expiring::grant(client, ttl).await?;
+        let key = self.q.keys.delay_claim(&self.slot, lease);
         let r = self.guard.finish(vec![TxnOp::put(key.clone(), keys::DELAYED, Some(PutOptions::new().with_lease(lease)))]).await;
         if r.is_err() {
-            delay::discard_unless_used(client, lease, key);
+            expiring::discard_unless_used(client, lease, key);
         }
         r.map(drop)
     }

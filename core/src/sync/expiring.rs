@@ -1,5 +1,5 @@
-//! Delays timed by etcd: a lease of the delay's TTL that nobody keeps alive, its key gone when
-//! etcd ends it. A client's clock decides nothing.
+//! Keys that go by themselves: on a lease that nobody keeps alive, gone when etcd ends it (a
+//! task's delay, a once-per-period job's done mark). A client's clock decides nothing.
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -31,13 +31,6 @@ pub(crate) async fn grant(client: &Client, ttl: i64) -> Result<i64> {
         })
         .await?;
     Ok(id)
-}
-
-/// The key a delay lease holds for the item at `slot`.
-pub(crate) fn key(keys: &super::keys::Keys, slot: &[u8], lease: i64) -> Vec<u8> {
-    let mut claim = keys.claim_lock(slot);
-    claim.extend_from_slice(format!("/{lease:x}").as_bytes());
-    claim
 }
 
 /// After a Txn that was to write `key` on the delay lease `id` failed or may not have been
