@@ -229,6 +229,15 @@ impl NativeClient {
         }))
     }
 
+    /// Claims the period's slot of the job `name` (`at`: the trigger time in seconds since the
+    /// epoch, now if None); the op's value is a `OnceSlot`, or None when not ours. The options
+    /// are checked at once.
+    #[pyo3(signature = (name, every, ttl, at=None, keep_periods=3))]
+    fn once(&self, name: &[u8], every: f64, ttl: i64, at: Option<f64>, keep_periods: u32) -> PyResult<Op> {
+        self.inner.check().py()?;
+        crate::once::once(self.inner.clone(), name.to_vec(), every, ttl, at, keep_periods).py()
+    }
+
     /// A task queue handle; sends nothing. Name, TTL and max_attempts are checked at once.
     fn queue(&self, name: &[u8], ttl: i64, max_attempts: u32) -> PyResult<crate::tasks::NativeTaskQueue> {
         self.inner.check().py()?;

@@ -13,6 +13,7 @@ mod lease;
 mod lock;
 mod log;
 mod metrics;
+mod once;
 mod op;
 mod registry;
 mod tasks;
@@ -64,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::NativeDiscovery>()?;
     m.add_class::<tasks::NativeTaskQueue>()?;
     m.add_class::<tasks::NativeTask>()?;
+    m.add_class::<once::NativeOnceSlot>()?;
     m.add_class::<op::Op>()?;
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -235,3 +236,73 @@ def test_a_worker_frozen_past_its_ttl_cannot_ack_and_the_others_result_stands(cl
     out, _ = worker.communicate("go\n", timeout=20)
     assert out.strip() == "not held"
     assert client.get(name + "-result") == b"second"
+
+
+# covers: ONCE-SLOT-001
+def test_once_per_period_runs_one_trigger_per_period(etcd, prefix):
+    name = f"{prefix}/daily"
+    t = 3600.0 * 500_000
+    clients = [etcdlock.Client(etcd.endpoints) for _ in range(3)]
+    try:
+        won = []
+        barrier = threading.Barrier(3)
+
+        def trigger(c, offset):
+            barrier.wait(5)
+            with c.once(name, every=3600.0, at=t + offset) as slot:
+                won.append(slot)
+
+        threads = [threading.Thread(target=trigger, args=(c, off)) for c, off in zip(clients, (-29 * 60, 0, 29 * 60))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(15)
+        assert sum(s is not None for s in won) == 1, won
+        assert next(s for s in won if s).slot == 500_000
+        with clients[0].once(name, every=3600.0, at=t + 60) as slot:
+            assert slot is None  # done for this period
+        with clients[1].once(name, every=3600.0, at=t + 3600) as slot:
+            assert slot is not None and slot.slot == 500_001
+    finally:
+        for c in clients:
+            c.close()
+
+
+# covers: ONCE-RETRY-001
+def test_a_failed_or_lost_once_job_runs_at_the_next_trigger(client, etcd, prefix):
+    name = f"{prefix}/job"
+    with pytest.raises(RuntimeError):
+        with client.once(name, every=3600.0, ttl=2) as slot:
+            assert slot is not None
+            raise RuntimeError("the job failed")
+    slot = client.once(name, every=3600.0, ttl=2).claim()
+    assert slot is not None and slot.is_held()
+    lease = json.loads(etcd.ctl("get", "--prefix", f"{name}/slot/", "-w", "json"))["kvs"][0]["lease"]
+    etcd.ctl("lease", "revoke", format(lease, "x"))
+    again = client.once(name, every=3600.0, ttl=2).claim()
+    assert again is not None, "a lost winner's job did not run again"
+    with pytest.raises(etcdlock.NotHeld):
+        slot.done()
+    again.done()
+    assert client.once(name, every=3600.0).claim() is None
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as ac:
+            async with ac.once(name, every=3600.0) as s:
+                assert s is None
+            async with ac.once(f"{name}-2", every=3600.0) as s:
+                assert s is not None and s.fencing_token > 0
+
+    asyncio.run(asyncio.wait_for(main(), 20))
+
+
+# covers: ONCE-INPUT-001
+def test_once_options_are_checked(client, etcd, prefix):
+    for kwargs in [dict(name=""), dict(every=0.5), dict(keep_periods=1), dict(ttl=0), dict(at=-1.0)]:
+        args = {"name": f"{prefix}/j", "every": 60.0, **kwargs}
+        with pytest.raises(ValueError):
+            name, every = args.pop("name"), args.pop("every")
+            client.once(name, every, **args).claim()
+    with pytest.raises(TypeError):
+        client.once(f"{prefix}/j", "hourly")
+    assert etcd.keys(f"{prefix}/j") == []

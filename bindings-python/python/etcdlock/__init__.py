@@ -31,6 +31,7 @@ from ._sync import Client, Lease, Lock, Watch
 from ._tasks import Task, TaskQueue
 from ._aio_tasks import AsyncTask, AsyncTaskQueue
 from ._tasks_common import DeadTask, QueueStats
+from ._once import AsyncOnce, Once, OnceSlot
 
 __version__: str = _native.__version__
 
@@ -138,4 +139,7 @@ __all__ = [
     "AsyncTask",
     "QueueStats",
     "DeadTask",
+    "Once",
+    "AsyncOnce",
+    "OnceSlot",
 ]

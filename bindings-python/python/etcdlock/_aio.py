@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._aio_recipes import AsyncElection, AsyncRWLock
     from ._aio_registry import AsyncDiscovery, _Registering
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
+    from ._once import AsyncOnce
 
 
 async def _run(op: Any) -> Any:
@@ -130,6 +131,13 @@ class AsyncClient:
 
         n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
         return AsyncTaskQueue(self._n.queue(n, t, m))
+
+    def once(self, name: BytesLike, every: float, *, ttl: int = DEFAULT_TTL, at: Optional[float] = None,
+             keep_periods: int = 3) -> "AsyncOnce":
+        """``async with client.once(name, every=3600.0) as slot:`` (see ``Client.once``)."""
+        from ._once import AsyncOnce, options
+
+        return AsyncOnce(self._n, _args.to_bytes(name, "name"), options(every, ttl, at, keep_periods))
 
     def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "AsyncRWLock":
         """The read-write lock ``name`` (see ``Client.rwlock``)."""

@@ -17,6 +17,7 @@ from ._ports import thread_port
 if TYPE_CHECKING:
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
+    from ._once import Once
     from ._tasks import Task, TaskQueue
 
 
@@ -114,6 +115,17 @@ class Client:
 
         n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
         return TaskQueue(self._n.queue(n, t, m))
+
+    def once(self, name: BytesLike, every: float, *, ttl: int = DEFAULT_TTL, at: Optional[float] = None,
+             keep_periods: int = 3) -> "Once":
+        """A job run at most once per period (``every`` seconds) across every caller:
+        ``with client.once("reports/daily", every=86400.0) as slot:`` — ``slot`` is None unless
+        this caller won the period's slot (the boundary nearest ``at``, now by default); the
+        block's end marks the period done, an exception releases it for the next trigger. Or
+        ``client.once(...).claim()`` → the slot or None, then ``slot.done()``."""
+        from ._once import Once, options
+
+        return Once(self._n, _args.to_bytes(name, "name"), options(every, ttl, at, keep_periods))
 
     def rwlock(self, name: BytesLike, ttl: int = DEFAULT_TTL) -> "RWLock":
         """The read-write lock ``name``: ``with rw.read(timeout=5.0):``, ``with rw.write():``."""
