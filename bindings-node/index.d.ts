@@ -60,6 +60,25 @@ export type HistogramSnapshot = import("./lib/types.js").HistogramSnapshot;
  */
 export type Metrics = import("./lib/types.js").Metrics;
 export type WatchOptions = import("./lib/watch.js").WatchOptions;
+/**
+ * Options of {@link Client#queue}.
+ */
+export type QueueOptions = import("./lib/tasks.js").QueueOptions;
+export type PutTaskOptions = import("./lib/tasks.js").PutTaskOptions;
+export type ClaimOptions = import("./lib/tasks.js").ClaimOptions;
+export type TasksOptions = import("./lib/tasks.js").TasksOptions;
+/**
+ * The writes an ack commits with the item's deletion.
+ */
+export type AckOptions = import("./lib/tasks.js").AckOptions;
+/**
+ * A queue's items by state, read at one revision.
+ */
+export type QueueStats = import("./lib/tasks.js").QueueStats;
+/**
+ * An item in the dead letters (it had its last delivery).
+ */
+export type DeadTask = import("./lib/tasks.js").DeadTask;
 import { Client } from "./lib/client.js";
 import { Lock } from "./lib/lock.js";
 import { Leadership } from "./lib/recipes.js";
@@ -70,6 +89,8 @@ import { Lease } from "./lib/lease.js";
 import { Watch } from "./lib/watch.js";
 import { Registration } from "./lib/registration.js";
 import { Discovery } from "./lib/discovery.js";
+import { TaskQueue } from "./lib/tasks.js";
+import { Task } from "./lib/tasks.js";
 import { EtcdlockError } from "./lib/errors.js";
 import { AbortError } from "./lib/errors.js";
 import { codes } from "./lib/errors.js";
@@ -92,4 +113,5 @@ import { callerSpin } from "./lib/runtime.js";
 import { grpcEndpoint } from "./lib/discovery.js";
 import { grpcEndpointAddr } from "./lib/discovery.js";
 import { MAX_PERMITS } from "./lib/args.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS };
+import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };

@@ -12,6 +12,7 @@
 //   lib/watch.js         Watch
 //   lib/registration.js  Registration (the service registry's writing side)
 //   lib/discovery.js     Discovery, grpcEndpoint, grpcEndpointAddr (its reading side)
+//   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
 //   lib/errors.js        EtcdlockError, AbortError, codes
 //   lib/args.js          argument checks (INVALID_ARGUMENT before anything is sent), MAX_PERMITS
 //   lib/runtime.js       the process-wide runtime: caller spin, closing every client at exit
@@ -30,6 +31,7 @@ const { Discovery, grpcEndpoint, grpcEndpointAddr } = require('./lib/discovery.j
 const { EtcdlockError, AbortError, codes } = require('./lib/errors.js');
 const { setCallerSpin, callerSpin } = require('./lib/runtime.js');
 const { MAX_PERMITS } = require('./lib/args.js');
+const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
 
 /**
  * The diagnostics_channel names the library publishes its events on, one per area. Each message
@@ -41,7 +43,7 @@ const { MAX_PERMITS } = require('./lib/args.js');
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -107,3 +109,22 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
  * @typedef {import('./lib/types.js').Metrics} Metrics
  */
 /** @typedef {import('./lib/watch.js').WatchOptions} WatchOptions */
+/**
+ * Options of {@link Client#queue}.
+ * @typedef {import('./lib/tasks.js').QueueOptions} QueueOptions
+ */
+/** @typedef {import('./lib/tasks.js').PutTaskOptions} PutTaskOptions */
+/** @typedef {import('./lib/tasks.js').ClaimOptions} ClaimOptions */
+/** @typedef {import('./lib/tasks.js').TasksOptions} TasksOptions */
+/**
+ * The writes an ack commits with the item's deletion.
+ * @typedef {import('./lib/tasks.js').AckOptions} AckOptions
+ */
+/**
+ * A queue's items by state, read at one revision.
+ * @typedef {import('./lib/tasks.js').QueueStats} QueueStats
+ */
+/**
+ * An item in the dead letters (it had its last delivery).
+ * @typedef {import('./lib/tasks.js').DeadTask} DeadTask
+ */

@@ -27,6 +27,8 @@ export declare class NativeClient {
   leader(name: Uint8Array, ttl: number): Promise<NativeLeader | undefined | null>
   /** An observer of the election `name` (sends nothing until its first `next()`). */
   observe(name: Uint8Array, ttl: number): NativeObserver
+  /** A handle on the task queue `name` (sends nothing; core checks the name and options). */
+  queue(name: Uint8Array, ttl: number, maxAttempts: number): NativeTaskQueue
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
   /**
@@ -44,7 +46,11 @@ export declare class NativeClient {
   /** The same in the Prometheus text format. */
   metricsText(): string
   lease(ttl: number): Promise<NativeLease>
-  put(key: Uint8Array, value: Uint8Array, lease?: NativeLease | undefined | null): Promise<bigint>
+  /**
+   * Writes `value` at `key` (on `lease` if given). With `ifClaimed`, only while that task's
+   * claim holds (core `Task::txn`): `NOT_HELD`, nothing written, otherwise.
+   */
+  put(key: Uint8Array, value: Uint8Array, lease?: NativeLease | undefined | null, ifClaimed?: NativeTask | undefined | null): Promise<bigint>
   get(key: Uint8Array): Promise<Buffer | undefined | null>
   delete(key: Uint8Array): Promise<boolean>
   /** Resolves once etcd confirmed the watch. */
@@ -132,6 +138,48 @@ export declare class NativeRegistration {
   close(): Promise<undefined>
 }
 
+export declare class NativeTask {
+  get id(): string
+  get payload(): Buffer
+  get priority(): number
+  /** Deliveries so far, this one included. */
+  get attempts(): number
+  get fencingToken(): bigint
+  isHeld(): boolean
+  lostReason(): string | null
+  /** Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive. */
+  onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
+  /**
+   * Deletes the item, with the puts (`putKeys[i]` = `putValues[i]`) and `deletes` in the same
+   * Txn, only while the claim holds. Resolves to the revision. The forwarder stops only when
+   * it succeeded (a failed ack means the claim had been lost, which onLost reports).
+   */
+  ack(putKeys: Array<Buffer>, putValues: Array<Buffer>, deletes: Array<Buffer>): Promise<bigint>
+  /**
+   * Gives the item back, claimable at once (`delayMs` absent or 0) or not before `delayMs`;
+   * after its last delivery, to the dead letters.
+   */
+  nack(delayMs?: number | undefined | null): Promise<undefined>
+}
+
+export declare class NativeTaskQueue {
+  /** Adds an item; resolves to its id. `delayMs` absent or 0: claimable at once. */
+  put(payload: Uint8Array, id: string | undefined | null, priority: number, delayMs?: number | undefined | null): Promise<string>
+  /**
+   * Claims the next item: `timeoutMs` absent = wait forever, 0 = try once (`WOULD_BLOCK`),
+   * otherwise `LOCK_TIMEOUT` when it passes; `CANCELLED` once `cancel` fires.
+   */
+  claim(timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, worker?: Uint8Array | undefined | null): Promise<NativeTask>
+  /** Counts of pending (by priority), delayed, claimed and dead items, read at one revision. */
+  stats(): Promise<NativeQueueStats>
+  /** The dead letters, in id order. */
+  dead(): Promise<Array<NativeDeadTask>>
+  /** Puts a dead item back (attempts at 0); false if no dead item has that id. */
+  requeueDead(id: string): Promise<boolean>
+  /** Deletes a dead item; false if no dead item has that id. */
+  deleteDead(id: string): Promise<boolean>
+}
+
 export declare class NativeWatch {
   /**
    * The next events (at least one), or `null` once closed. Rejects on a fatal error
@@ -147,6 +195,12 @@ export declare class NativeWatch {
  * wrapper's synchronous `client.election()` and `client.rwlock()` throw before anything is sent).
  */
 export declare function checkName(name: Uint8Array, ttl: number): void
+
+/**
+ * Checks a queue's name, TTL and max attempts as core does (the wrapper's synchronous
+ * `client.queue()` throws before anything is sent).
+ */
+export declare function checkQueue(name: Uint8Array, ttl: number, maxAttempts: number): void
 
 /**
  * Checks a service name as `register`, `instances` and `discover` do (the wrapper's
@@ -203,6 +257,29 @@ export interface NativeLeaderChange {
 
 /** The most permits a semaphore may have (core `MAX_PERMITS`). */
 export declare function maxPermits(): number
+
+/** The most bytes a task's payload may have (core `MAX_TASK_PAYLOAD_LEN`). */
+export declare function maxTaskPayloadLen(): number
+
+/** An item in the dead letters. */
+export interface NativeDeadTask {
+  id: string
+  payload: Buffer
+  /** Deliveries it had. */
+  attempts: number
+  priority: number
+}
+
+/** A queue's items by state, read at one revision. */
+export interface NativeQueueStats {
+  pending: number
+  /** `[priority, pending]` pairs, highest priority first. */
+  pendingByPriority: Array<[number, number]>
+  delayed: number
+  claimed: number
+  dead: number
+  revision: bigint
+}
 
 export interface NativeEvent {
   /** `'put'` or `'delete'`. */

@@ -325,7 +325,14 @@ func main() {
 	fail := flag.Bool("failover", false, "one election failover round instead (see failover.go)")
 	leaderEndpoints := flag.String("leader-endpoints", "", "--failover: the leader's client URLs (the example's proxy)")
 	ttl := flag.Int("ttl", 2, "--failover: the sessions' TTL, seconds")
+	queue := flag.Bool("queue", false, "the task queue row with recipe.Queue instead (see queue.go)")
+	tasks := flag.Int("tasks", 2000, "--queue: items")
+	workers := flag.Int("workers", 4, "--queue: workers, each a client of its own")
 	flag.Parse()
+	if *queue && *endpoints != "" && *tasks > 0 && *workers > 0 {
+		queueBench(strings.Split(*endpoints, ","), *tasks, *workers)
+		os.Exit(0)
+	}
 	if *fail && *endpoints != "" && *leaderEndpoints != "" && *ttl > 0 && !*serve && *nLeases <= 0 {
 		failover(strings.Split(*leaderEndpoints, ","), strings.Split(*endpoints, ","), *ttl)
 		return
@@ -334,6 +341,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: bench_go --endpoints URL[,URL] --serve")
 		fmt.Fprintln(os.Stderr, "       bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]")
 		fmt.Fprintln(os.Stderr, "       bench_go --failover --leader-endpoints PROXY_URL --endpoints URL[,URL] [--ttl SECONDS]")
+		fmt.Fprintln(os.Stderr, "       bench_go --queue --endpoints URL[,URL] [--tasks N] [--workers N]")
 		os.Exit(2)
 	}
 	eps := strings.Split(*endpoints, ",")

@@ -17,6 +17,11 @@ import {
   type Instance,
   type Instances,
   type Metrics,
+  type TaskQueue,
+  type Task,
+  type QueueStats,
+  type DeadTask,
+  MAX_TASK_PAYLOAD_LEN,
 } from 'etcdlock';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
@@ -101,4 +106,29 @@ export async function registry(client: Client, signal: AbortSignal): Promise<big
   console.log(m.registrationsAlive, m.reregistrations.key_deleted, m.discoverySnapshots);
   await reg.close();
   return rev;
+}
+
+export async function tasks(client: Client, signal: AbortSignal): Promise<bigint> {
+  const q: TaskQueue = client.queue('jobs/resize', { ttl: 10, maxAttempts: 5 });
+  const id: string = await q.put(Buffer.alloc(Math.min(16, MAX_TASK_PAYLOAD_LEN)), { id: 'img-17', priority: 1, delay: 500 });
+  const task: Task = await q.claim({ timeout: 5000, signal, worker: 'host-a' });
+  const payload: Buffer = task.payload;
+  const token: bigint = task.fencingToken;
+  const off: () => void = task.onLost((reason: LostReason) => console.log(reason, task.lostReason(), task.isHeld()));
+  off();
+  await client.put('results/img-17', 'ok', { ifHeld: task });
+  const rev: bigint = await task.ack({ puts: { 'results/img-17': payload }, deletes: ['results/tmp'] });
+  await task.ack({ puts: new Map([['a', 'b']]) }).catch(() => {});
+  await task.ack({ puts: [['a', new Uint8Array([1])]] }).catch(() => {});
+  for await (const t of q.tasks({ timeout: 1000, signal })) {
+    console.log(t.id, t.attempts, t.priority);
+    await t.nack({ delay: 2000 });
+  }
+  const s: QueueStats = await q.stats();
+  const dead: DeadTask[] = await q.dead();
+  const requeued: boolean = await q.requeueDead(dead[0]?.id ?? id);
+  const deleted: boolean = await q.deleteDead(id);
+  console.log(s.pending, s.pendingByPriority[1], s.revision, requeued, deleted, q.name.toString());
+  await task[Symbol.asyncDispose]();
+  return rev + token;
 }

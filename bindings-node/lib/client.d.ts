@@ -55,6 +55,15 @@ export class Client {
      */
     election(name: Bytes, options?: HandleOptions): Election;
     /**
+     * The task queue `name`: `put(payload, options)`, `claim(options)` (a {@link Task}, held on
+     * this client's lease for `ttl` seconds), `tasks()`, `stats()`, the dead letters. Throws
+     * `INVALID_ARGUMENT` for a bad name (as a lock's), `ttl` or `maxAttempts`; sends nothing.
+     * @param {Bytes} name
+     * @param {QueueOptions} [options]
+     * @returns {TaskQueue}
+     */
+    queue(name: Bytes, options?: QueueOptions): TaskQueue;
+    /**
      * The queue of lock `name` as etcd has it now, whoever holds or waits (this client, another,
      * `etcdctl lock`): the holder (null when free) and the waiters in order. Changes nothing.
      * @param {Bytes} name
@@ -83,16 +92,17 @@ export class Client {
     lease(ttl: number): Promise<Lease>;
     /**
      * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-     * `ifHeld: lock`, the write happens only if that lock is still held (checked by etcd in the
-     * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+     * `ifHeld: lock` (or a claimed task), the write happens only if that lock (or claim) is still
+     * held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing nothing,
+     * otherwise.
      * @param {Bytes} key
      * @param {Bytes} value
-     * @param {{ lease?: Lease, ifHeld?: Lock }} [options] `ifHeld`: a lock, a permit, a read or write, or a leadership
+     * @param {{ lease?: Lease, ifHeld?: Lock | Task }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, or a task
      * @returns {Promise<bigint>} the revision of the write
      */
     put(key: Bytes, value: Bytes, options?: {
         lease?: Lease;
-        ifHeld?: Lock;
+        ifHeld?: Lock | Task;
     }): Promise<bigint>;
     /**
      * The value at `key`, or null.
@@ -164,9 +174,12 @@ import type { SemaphoreOptions } from './types.js';
 import type { HandleOptions } from './types.js';
 import { RwLock } from "./recipes.js";
 import { Election } from "./recipes.js";
+import type { QueueOptions } from './tasks.js';
+import { TaskQueue } from "./tasks.js";
 import type { LockState } from './types.js';
 import type { Metrics } from './types.js';
 import { Lease } from "./lease.js";
+import { Task } from "./tasks.js";
 import type { WatchOptions } from './watch.js';
 import { Watch } from "./watch.js";
 import type { RegisterOptions } from './registration.js';

@@ -1,13 +1,15 @@
 'use strict';
 // The Client: a connection to an etcd cluster, and every call that starts from one (locks and
-// the recipes' handles, leases, key-value, watches, the service registry). It owns what it
-// hands out that must stay reachable (held locks, live leases, open registrations).
+// the recipes' handles, leases, key-value, watches, the service registry, task queues). It owns
+// what it hands out that must stay reachable (held locks, live leases, open registrations,
+// claimed tasks).
 
 /** @import { Bytes } from './args.js' */
 /** @import { ClientOptions, LockOptions, SemaphoreOptions, HandleOptions, LockState, Metrics } from './types.js' */
 /** @import { WatchOptions } from './watch.js' */
 /** @import { RegisterOptions } from './registration.js' */
 /** @import { Instances, DiscoverOptions } from './discovery.js' */
+/** @import { QueueOptions } from './tasks.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -35,6 +37,7 @@ const { Lease, checkLease } = require('./lease.js');
 const { Watch } = require('./watch.js');
 const { Registration } = require('./registration.js');
 const { Discovery } = require('./discovery.js');
+const { Task, TaskQueue, checkQueue } = require('./tasks.js');
 const internal = require('./internal.js');
 
 /** Registration TTL in seconds when `register()` is not given one (the core's default). */
@@ -50,7 +53,7 @@ class Client {
   /** @type {Promise<any>} */ #connecting;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
-  /** Held locks and live leases: kept reachable so garbage collection never releases them. */
+  /** Held locks, live leases, claimed tasks: kept reachable so garbage collection never releases them. */
   #owned = new Set();
 
   /** @param {ClientOptions} options */
@@ -157,6 +160,19 @@ class Client {
   }
 
   /**
+   * The task queue `name`: `put(payload, options)`, `claim(options)` (a {@link Task}, held on
+   * this client's lease for `ttl` seconds), `tasks()`, `stats()`, the dead letters. Throws
+   * `INVALID_ARGUMENT` for a bad name (as a lock's), `ttl` or `maxAttempts`; sends nothing.
+   * @param {Bytes} name
+   * @param {QueueOptions} [options]
+   * @returns {TaskQueue}
+   */
+  queue(name, options) {
+    const { n, ttl, maxAttempts } = checkQueue(name, options, DEFAULT_LOCK_TTL);
+    return new TaskQueue(this, n, ttl, maxAttempts);
+  }
+
+  /**
    * Any acquire (a lock, a permit, a read or write, a campaign): AbortSignal, the error
    * conversion and ownership, the same for all.
    * @template {Lock} L
@@ -250,11 +266,12 @@ class Client {
 
   /**
    * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-   * `ifHeld: lock`, the write happens only if that lock is still held (checked by etcd in the
-   * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+   * `ifHeld: lock` (or a claimed task), the write happens only if that lock (or claim) is still
+   * held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing nothing,
+   * otherwise.
    * @param {Bytes} key
    * @param {Bytes} value
-   * @param {{ lease?: Lease, ifHeld?: Lock }} [options] `ifHeld`: a lock, a permit, a read or write, or a leadership
+   * @param {{ lease?: Lease, ifHeld?: Lock | Task }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, or a task
    * @returns {Promise<bigint>} the revision of the write
    */
   async put(key, value, options) {
@@ -262,8 +279,16 @@ class Client {
     const v = toBytes(value, 'value');
     const o = toOptions(options, 'options');
     const lease = o.lease === undefined || o.lease === null ? undefined : checkLease(o.lease);
+    if (o.ifHeld instanceof Task) {
+      const client = await this.#client();
+      try {
+        return await client.put(k, v, lease && internal.leaseNative(lease), internal.taskNative(o.ifHeld));
+      } catch (e) {
+        throw fromNative(e);
+      }
+    }
     if (o.ifHeld !== undefined && o.ifHeld !== null) {
-      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership), got ${describe(o.ifHeld)}`);
+      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership) or a Task, got ${describe(o.ifHeld)}`);
       await this.#client();
       return o.ifHeld.put(k, v, { lease });
     }
@@ -426,6 +451,7 @@ class Client {
 
   static {
     internal.forget = (/** @type {Client} */ client, obj) => client.#owned.delete(obj);
+    internal.own = (/** @type {Client} */ client, obj) => client.#owned.add(obj);
     internal.clientNative = (/** @type {Client} */ client) => client.#client();
     internal.acquireWith = (/** @type {Client} */ client, signal, start, wrap) => client.#acquire(signal, start, wrap);
   }

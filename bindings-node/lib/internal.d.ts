@@ -3,13 +3,16 @@ export = internal;
 /** @import { Lock } from './lock.js' */
 /** @import { Lease } from './lease.js' */
 /** @import { Registration } from './registration.js' */
+/** @import { Task } from './tasks.js' */
 /**
  * @typedef {object} Internal
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+ * @property {(client: Client, obj: object) => void} own set by Client: `obj` (a claimed task) is the client's to keep reachable
  * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
  * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
  * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
  * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
+ * @property {(task: Task) => any} taskNative set by Task: its native task
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
  */
 /** @type {Internal} */
@@ -22,6 +25,10 @@ type Internal = {
      * set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
      */
     forget: (client: Client, obj: object) => void;
+    /**
+     * set by Client: `obj` (a claimed task) is the client's to keep reachable
+     */
+    own: (client: Client, obj: object) => void;
     /**
      * set by Client: its native client once connected (rejects `CLOSED` once closed)
      */
@@ -39,6 +46,10 @@ type Internal = {
      */
     leaseNative: (lease: Lease) => any;
     /**
+     * set by Task: its native task
+     */
+    taskNative: (task: Task) => any;
+    /**
      * set by Registration: its client closed
      */
     registrationEnded: (reg: Registration) => void;
@@ -46,4 +57,5 @@ type Internal = {
 import type { Client } from './client.js';
 import type { Lock } from './lock.js';
 import type { Lease } from './lease.js';
+import type { Task } from './tasks.js';
 import type { Registration } from './registration.js';

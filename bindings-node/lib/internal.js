@@ -7,14 +7,17 @@
 /** @import { Lock } from './lock.js' */
 /** @import { Lease } from './lease.js' */
 /** @import { Registration } from './registration.js' */
+/** @import { Task } from './tasks.js' */
 
 /**
  * @typedef {object} Internal
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+ * @property {(client: Client, obj: object) => void} own set by Client: `obj` (a claimed task) is the client's to keep reachable
  * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
  * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
  * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
  * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
+ * @property {(task: Task) => any} taskNative set by Task: its native task
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
  */
 

@@ -5,8 +5,9 @@ use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
 use crate::promise;
 use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
+use crate::tasks::{NativeTask, NativeTaskQueue};
 use crate::watch::NativeWatch;
-use etcdlock::{ClientOptions, LockOptions, Pem, RegisterOptions, TlsOptions, WatchOptions};
+use etcdlock::{ClientOptions, LockOptions, Op, Pem, QueueOptions, RegisterOptions, TlsOptions, WatchOptions};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -48,7 +49,7 @@ impl From<ConnectTls> for TlsOptions {
 /// Milliseconds from JS: non-positive or NaN is zero, and too many for a `Duration` (Infinity
 /// included) is the longest one, which core takes as "wait forever" for a lock and rejects as
 /// a client timeout.
-fn ms(v: f64) -> Duration {
+pub(crate) fn ms(v: f64) -> Duration {
     if v.is_nan() || v <= 0.0 {
         return Duration::ZERO;
     }
@@ -175,6 +176,13 @@ impl NativeClient {
         Ok(NativeObserver::new(election.observe()))
     }
 
+    /// A handle on the task queue `name` (sends nothing; core checks the name and options).
+    #[napi]
+    pub fn queue(&self, env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<NativeTaskQueue> {
+        let q = self.client.queue(name.to_vec(), QueueOptions { ttl_secs: ttl, max_attempts }).map_err(|e| crate::error::to_js(&env, e))?;
+        Ok(NativeTaskQueue::new(q))
+    }
+
     /// The queue of lock `name` as etcd has it now.
     #[napi]
     pub fn inspect<'env>(&self, env: &'env Env, name: &[u8]) -> Result<PromiseRaw<'env, LockState>> {
@@ -253,10 +261,24 @@ impl NativeClient {
         promise::spawn(env, async move { client.lease(ttl).await }, |_, l| Ok(NativeLease::new(l)))
     }
 
+    /// Writes `value` at `key` (on `lease` if given). With `ifClaimed`, only while that task's
+    /// claim holds (core `Task::txn`): `NOT_HELD`, nothing written, otherwise.
     #[napi]
-    pub fn put<'env>(&self, env: &'env Env, key: &[u8], value: &[u8], lease: Option<&NativeLease>) -> Result<PromiseRaw<'env, BigInt>> {
+    pub fn put<'env>(
+        &self,
+        env: &'env Env,
+        key: &[u8],
+        value: &[u8],
+        lease: Option<&NativeLease>,
+        if_claimed: Option<&NativeTask>,
+    ) -> Result<PromiseRaw<'env, BigInt>> {
         let (client, key, value) = (self.client.clone(), key.to_vec(), value.to_vec());
         let lease = lease.map(|l| l.lease.clone());
+        if let Some(task) = if_claimed {
+            let task = task.task.clone();
+            let op = Op::Put { key, value, lease: lease.as_ref().map_or(0, |l| l.id()) };
+            return promise::spawn(env, async move { task.txn(&[op]).await }, |_, rev| Ok(BigInt::from(rev)));
+        }
         promise::spawn(env, async move { client.put(&key, &value, lease.as_ref()).await }, |_, rev| Ok(BigInt::from(rev)))
     }
 

@@ -21,6 +21,7 @@ mod metrics;
 mod promise;
 mod registry;
 mod spin;
+mod tasks;
 mod watch;
 
 use napi_derive::napi;

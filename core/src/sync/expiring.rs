@@ -10,8 +10,8 @@ use std::time::Duration;
 /// A delay as a lease TTL: whole seconds, rounded up (etcd also raises a TTL below its minimum,
 /// 2 s with its default timing).
 pub(crate) fn ttl_of(delay: Duration) -> Result<i64> {
-    let secs = delay.as_secs() + u64::from(delay.subsec_nanos() > 0);
-    crate::client::validate::ttl(secs.max(1) as i64).map_err(|_| Error::invalid(format!("a delay must be at most {} seconds", crate::MAX_TTL_SECS)))
+    let secs = delay.as_secs().saturating_add(u64::from(delay.subsec_nanos() > 0));
+    crate::client::validate::ttl(i64::try_from(secs.max(1)).unwrap_or(i64::MAX)).map_err(|_| Error::invalid(format!("a delay must be at most {} seconds", crate::MAX_TTL_SECS)))
 }
 
 /// Grants a lease of `ttl` seconds that is not kept alive. Its ID is chosen here, so a grant

@@ -192,6 +192,7 @@ async fn bad_input_is_rejected_with_nothing_written() {
     invalid(q.put(b"x", with_id("a\nb", 0)).await);
     invalid(q.put(b"x", with_id(&"i".repeat(etcdlock::MAX_TASK_ID_LEN + 1), 0)).await);
     invalid(q.put(b"x", TaskOptions { delay: Some(Duration::from_secs(u64::MAX / 4)), ..Default::default() }).await);
+    invalid(q.put(b"x", TaskOptions { delay: Some(Duration::MAX), ..Default::default() }).await);
     invalid(q.claim(ClaimOptions { worker: vec![b'w'; etcdlock::MAX_LOCK_VALUE_LEN + 1], ..Default::default() }).await);
     invalid(q.requeue_dead("").await);
     assert!(keys_under(&shared().endpoints(), &format!("{name}")).await.is_empty(), "bad input wrote something");

@@ -1,9 +1,10 @@
-//! Claiming the next item. Workers queue for the lock `Q/workers` (FIFO, each watching only its
-//! predecessor); its holder reads the head of the queue (one page of item keys and the claims,
-//! O(1) round trips however many items wait), claims the first item no claim key covers with a
-//! try-lock on that item's claim lock, and releases `Q/workers` to the next worker. With nothing
-//! available, the holder alone watches for a new item or a claim that ends: a new item wakes one
-//! worker, not all.
+//! Claiming the next item. A worker reads the head of the queue (one page of item keys, the
+//! claims and whether workers wait: O(1) round trips however many items wait) and, when nobody
+//! waits, claims the first item no claim key covers with a try-lock on that item's claim lock.
+//! Otherwise, or with nothing available, it queues for the lock `Q/workers` (FIFO, each watching
+//! only its predecessor); the holder claims the next item and releases `Q/workers` to the next
+//! worker. With nothing available, the holder alone watches for a new item or a claim that ends:
+//! a new item wakes one worker, not all.
 
 use super::keys::{self, Keys};
 use super::task::Task;
@@ -40,6 +41,14 @@ pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
     crate::client::validate::check_lock_value(&opts.worker)?;
     let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
     let try_once = opts.timeout == Some(Duration::ZERO);
+    // Nobody waiting and an item available: claim it without queueing (the queue's order is for
+    // workers that wait; taking the turn would cost a handoff per task).
+    let head = read_head(&q.client, &q.keys).await?;
+    if !head.waiting {
+        if let Some(task) = claim_first(q, &head.available, &opts.worker).await? {
+            return Ok(task);
+        }
+    }
     let turn = q.workers.lock_with(LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: opts.worker.clone() }).await?;
     let r = next(q, &opts, try_once, deadline).await;
     let _ = turn.release().await;
@@ -50,38 +59,56 @@ pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
 async fn next(q: &Arc<Inner>, opts: &ClaimOptions, try_once: bool, deadline: Option<Instant>) -> Result<Task> {
     let mut backoff = Backoff::default();
     loop {
-        let (slot, revision) = first_available(&q.client, &q.keys).await?;
-        if let Some(slot) = slot {
-            if let Some(task) = try_claim(q, &slot, &opts.worker).await? {
-                return Ok(task);
-            }
-            continue; // taken meanwhile, gone, or dead: the next one
+        let head = read_head(&q.client, &q.keys).await?;
+        if let Some(task) = claim_first(q, &head.available, &opts.worker).await? {
+            return Ok(task);
+        }
+        if !head.available.is_empty() {
+            continue; // taken meanwhile, gone, or dead: read again
         }
         if try_once {
             return Err(Error::new(ErrorKind::WouldBlock, format!("no task available in queue {:?}", name(q))));
         }
-        wait_for_change(q, revision, opts.cancel.as_ref(), deadline, &mut backoff).await?;
+        wait_for_change(q, head.revision, opts.cancel.as_ref(), deadline, &mut backoff).await?;
     }
+}
+
+/// Claims the first of `slots` that it can, in order.
+async fn claim_first(q: &Arc<Inner>, slots: &[Vec<u8>], worker: &[u8]) -> Result<Option<Task>> {
+    for slot in slots {
+        if let Some(task) = try_claim(q, slot, worker).await? {
+            return Ok(Some(task));
+        }
+    }
+    Ok(None)
 }
 
 fn name(q: &Inner) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(q.keys.name())
 }
 
-/// The slot of the first item no claim covers, and a revision no later than both reads.
-async fn first_available(client: &Client, keys: &Keys) -> Result<(Option<Vec<u8>>, i64)> {
-    let (claims_prefix, items) = (keys.claims(), keys.items());
-    let (claims, first) = tokio::try_join!(range(client, &claims_prefix, 0), range(client, &items, PAGE))?;
-    let revision = claims.1.min(first.1);
+/// What a read of the queue's head found.
+struct Head {
+    /// The slots no claim covers in the first page of items that holds any, in claim order.
+    available: Vec<Vec<u8>>,
+    /// A revision no later than every read's.
+    revision: i64,
+    /// Whether workers wait in `Q/workers`.
+    waiting: bool,
+}
+
+/// Reads the claims, the first page of items and whether workers wait, at once.
+async fn read_head(client: &Client, keys: &Keys) -> Result<Head> {
+    let (claims_prefix, items, workers) = (keys.claims(), keys.items(), [keys.workers_lock().as_slice(), b"/"].concat());
+    let (claims, first, waiting) = tokio::try_join!(range(client, &claims_prefix, 0), range(client, &items, PAGE), range(client, &workers, 1))?;
+    let revision = claims.1.min(first.1).min(waiting.1);
     let claimed: HashSet<&[u8]> = claims.0.iter().filter_map(|k| keys.slot_of(&claims_prefix, k)).collect();
     let mut page = first;
     loop {
         let (keys_found, _, more) = (&page.0, page.1, page.2);
-        if let Some(slot) = keys_found.iter().filter_map(|k| keys.slot_of(&items, k)).find(|s| !claimed.contains(s)) {
-            return Ok((Some(slot.to_vec()), revision));
-        }
-        if !more {
-            return Ok((None, revision));
+        let available: Vec<Vec<u8>> = keys_found.iter().filter_map(|k| keys.slot_of(&items, k)).filter(|s| !claimed.contains(s)).map(<[u8]>::to_vec).collect();
+        if !available.is_empty() || !more {
+            return Ok(Head { available, revision, waiting: !waiting.0.is_empty() });
         }
         let mut from = keys_found.last().cloned().unwrap_or_default();
         from.push(0);
