@@ -84,7 +84,7 @@ async fn connect(endpoints: &[String]) -> etcdlock::Client {
 async fn end_to_end(endpoints: Vec<String>, n: usize, workers: usize) -> (f64, f64, f64) {
     let endpoints = &endpoints[..];
     let name = format!("bench/tasks-{}-{}", std::process::id(), etcd_testkit::rand_suffix());
-    let opts = QueueOptions { ttl_secs: 10, max_attempts: 5 };
+    let opts = QueueOptions { ttl_secs: 10, max_attempts: 5, ..Default::default() };
     let start = Instant::now();
     let put_at: Arc<Mutex<Vec<Option<Instant>>>> = Arc::new(Mutex::new(vec![None; n]));
     let latencies = Arc::new(Mutex::new(Vec::with_capacity(n)));
@@ -139,7 +139,7 @@ fn task_queue_name(q: &etcdlock::TaskQueue) -> String {
 async fn idle(endpoints: Vec<String>, workers: usize, requests: impl Fn() -> f64) -> (f64, usize) {
     let endpoints = &endpoints[..];
     let name = format!("bench/idle-{}-{}", std::process::id(), etcd_testkit::rand_suffix());
-    let opts = QueueOptions { ttl_secs: 10, max_attempts: 5 };
+    let opts = QueueOptions { ttl_secs: 10, max_attempts: 5, ..Default::default() };
     let took = Arc::new(AtomicUsize::new(0));
     let mut clients = Vec::new();
     let mut handles = Vec::new();

@@ -179,7 +179,7 @@ impl NativeClient {
     /// A handle on the task queue `name` (sends nothing; core checks the name and options).
     #[napi]
     pub fn queue(&self, env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<NativeTaskQueue> {
-        let q = self.client.queue(name.to_vec(), QueueOptions { ttl_secs: ttl, max_attempts }).map_err(|e| crate::error::to_js(&env, e))?;
+        let q = self.client.queue(name.to_vec(), QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }).map_err(|e| crate::error::to_js(&env, e))?;
         Ok(NativeTaskQueue::new(q))
     }
 

@@ -25,7 +25,7 @@ fn delay(what: &str, ms: Option<f64>) -> etcdlock::Result<Option<Duration>> {
 /// `client.queue()` throws before anything is sent).
 #[napi]
 pub fn check_queue(env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<()> {
-    etcdlock::check_queue(name, &QueueOptions { ttl_secs: ttl, max_attempts }).map_err(|e| crate::error::to_js(&env, e))
+    etcdlock::check_queue(name, &QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }).map_err(|e| crate::error::to_js(&env, e))
 }
 
 /// The most bytes a task's payload may have (core `MAX_TASK_PAYLOAD_LEN`).

@@ -239,9 +239,10 @@ impl NativeClient {
     }
 
     /// A task queue handle; sends nothing. Name, TTL and max_attempts are checked at once.
-    fn queue(&self, name: &[u8], ttl: i64, max_attempts: u32) -> PyResult<crate::tasks::NativeTaskQueue> {
+    #[pyo3(signature = (name, ttl, max_attempts, max_processing=None))]
+    fn queue(&self, name: &[u8], ttl: i64, max_attempts: u32, max_processing: Option<f64>) -> PyResult<crate::tasks::NativeTaskQueue> {
         self.inner.check().py()?;
-        crate::tasks::NativeTaskQueue::new(self.inner.clone(), name.to_vec(), ttl, max_attempts).py()
+        crate::tasks::NativeTaskQueue::new(self.inner.clone(), name.to_vec(), ttl, max_attempts, max_processing).py()
     }
 
     /// A lock handle; sends nothing. Name and TTL are checked at once (ValueError), connected

@@ -28,8 +28,9 @@ pub struct NativeTaskQueue {
 
 impl NativeTaskQueue {
     /// Checks the name and options at once, as the core does; sends nothing.
-    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, max_attempts: u32) -> Result<Self, Error> {
-        let opts = QueueOptions { ttl_secs: ttl, max_attempts };
+    pub fn new(client: Arc<ClientInner>, name: Vec<u8>, ttl: i64, max_attempts: u32, max_processing: Option<f64>) -> Result<Self, Error> {
+        let max_processing = seconds("max_processing", max_processing)?;
+        let opts = QueueOptions { ttl_secs: ttl, max_attempts, max_processing };
         etcdlock::check_queue(&name, &opts)?;
         Ok(NativeTaskQueue { client, name, opts, queue: Default::default() })
     }

@@ -205,6 +205,22 @@ def start_worker(etcd, name, ttl):
     return p
 
 
+# covers: QUEUE-MAXPROC-001
+def test_a_claim_past_max_processing_ends(client, prefix):
+    q = client.queue(f"{prefix}/q", ttl=10, max_processing=1.0)
+    q.put(b"hung", id="hung")
+    task = q.claim(timeout=0)
+    lost = threading.Event()
+    task.on_lost(lambda reason: lost.set())
+    assert lost.wait(5), "the claim outlived max_processing"
+    with q.claim(timeout=5.0) as again:
+        assert (again.id, again.attempts) == ("hung", 2)
+    with pytest.raises(etcdlock.NotHeld):
+        task.ack()
+    with pytest.raises(ValueError):
+        client.queue(f"{prefix}/q", max_processing=0)
+
+
 # covers: QUEUE-KILL-001
 def test_a_worker_killed_mid_task_loses_it_to_another_within_ttl(client, etcd, prefix):
     name = f"{prefix}/q"

@@ -124,13 +124,15 @@ class AsyncClient:
         v = None if value is None else _args.to_bytes(value, "value")
         return AsyncLock(self._n.semaphore(n, p, t, v), timeout)
 
-    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5) -> "AsyncTaskQueue":
+    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5,
+              max_processing: Optional[float] = None) -> "AsyncTaskQueue":
         """The task queue ``name`` (see ``Client.queue``)."""
         from ._aio_tasks import AsyncTaskQueue
         from ._tasks_common import max_attempts as _max_attempts
 
         n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
-        return AsyncTaskQueue(self._n.queue(n, t, m))
+        mp = None if max_processing is None else _args.seconds(max_processing, "max_processing")
+        return AsyncTaskQueue(self._n.queue(n, t, m, mp))
 
     def once(self, name: BytesLike, every: float, *, ttl: int = DEFAULT_TTL, at: Optional[float] = None,
              keep_periods: int = 3) -> "AsyncOnce":

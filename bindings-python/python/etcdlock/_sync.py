@@ -104,17 +104,21 @@ class Client:
         v = None if value is None else _args.to_bytes(value, "value")
         return Lock(self._n.semaphore(n, p, t, v), timeout)
 
-    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5) -> "TaskQueue":
+    def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5,
+              max_processing: Optional[float] = None) -> "TaskQueue":
         """The task queue ``name``: ``put(payload, id=, priority=, delay=)``, ``claim(timeout)``
         → a ``Task`` (a context manager that acks, or nacks on an exception), ``tasks()``,
         ``stats()``, ``dead()``, ``requeue_dead(id)``. A claim lives on this client's lease of
         ``ttl`` seconds, kept alive while held; an item goes to the dead letters after
-        ``max_attempts`` deliveries. Sends nothing until used."""
+        ``max_attempts`` deliveries. With ``max_processing`` (seconds) a claim ends that long
+        after it was made, held or not (a hung handler cannot keep an item). Sends nothing until
+        used."""
         from ._tasks import TaskQueue
         from ._tasks_common import max_attempts as _max_attempts
 
         n, t, m = _args.to_bytes(name, "name"), _args.ttl(ttl), _max_attempts(max_attempts)
-        return TaskQueue(self._n.queue(n, t, m))
+        mp = None if max_processing is None else _args.seconds(max_processing, "max_processing")
+        return TaskQueue(self._n.queue(n, t, m, mp))
 
     def once(self, name: BytesLike, every: float, *, ttl: int = DEFAULT_TTL, at: Optional[float] = None,
              keep_periods: int = 3) -> "Once":

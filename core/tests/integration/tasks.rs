@@ -6,7 +6,7 @@ use etcdlock::{ClaimOptions, ErrorKind, Op, QueueOptions, TaskOptions, TaskQueue
 use std::time::{Duration, Instant};
 
 fn opts(ttl: i64, max_attempts: u32) -> QueueOptions {
-    QueueOptions { ttl_secs: ttl, max_attempts }
+    QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }
 }
 
 fn within(secs: f64) -> ClaimOptions {
@@ -354,4 +354,27 @@ async fn a_waiting_claim_outlives_a_killed_leader_and_a_compaction() {
     t.ack().await.unwrap();
     worker.close().await;
     producer.close().await;
+}
+
+// covers: QUEUE-MAXPROC-001
+#[tokio::test]
+async fn a_claim_past_max_processing_ends_and_its_item_is_claimable_again() {
+    let c = client().await;
+    let name = prefix("q-maxproc") + "q";
+    let q = c.queue(name.clone(), QueueOptions { ttl_secs: 10, max_attempts: 5, max_processing: Some(Duration::from_secs(1)) }).unwrap();
+    put(&q, "hung", 0).await;
+    let t = q.claim(now()).await.unwrap();
+    let at = Instant::now();
+    let reason = tokio::time::timeout(Duration::from_secs(5), t.lost().wait()).await.expect("the claim outlived max_processing");
+    assert_eq!(reason, etcdlock::LostReason::KeyDeleted);
+    assert!(at.elapsed() >= Duration::from_millis(900), "ended after {:?}", at.elapsed());
+    let again = q.claim(within(5.0)).await.unwrap();
+    assert_eq!((again.id(), again.attempts()), ("hung", 2));
+    assert_eq!(t.ack().await.unwrap_err().kind(), ErrorKind::NotHeld);
+    again.ack().await.unwrap();
+    // A task acked in time is not touched by its timer.
+    put(&q, "quick", 0).await;
+    q.claim(now()).await.unwrap().ack().await.unwrap();
+    assert_eq!(c.queue(name, QueueOptions { max_processing: Some(Duration::ZERO), ..Default::default() }).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    c.close().await;
 }

@@ -12,7 +12,7 @@
 //! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
 //! use etcdlock::{ClaimOptions, QueueOptions, TaskOptions};
 //! use std::time::Duration;
-//! let q = client.queue("jobs/resize", QueueOptions { ttl_secs: 10, max_attempts: 5 })?;
+//! let q = client.queue("jobs/resize", QueueOptions { ttl_secs: 10, max_attempts: 5, max_processing: None })?;
 //! q.put(b"img-17", TaskOptions { id: Some("img-17".into()), ..Default::default() }).await?;
 //! let task = q.claim(ClaimOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() }).await?;
 //! // The result and the ack commit together, only while the claim holds.
@@ -48,11 +48,15 @@ pub struct QueueOptions {
     pub ttl_secs: i64,
     /// Deliveries before an item goes to the dead letters (at least 1).
     pub max_attempts: u32,
+    /// If set, a claim ends this long after it was made, held or not (its key is deleted, the
+    /// task's lost signal fires, the item is claimable again): a hung handler cannot hold an
+    /// item for ever.
+    pub max_processing: Option<std::time::Duration>,
 }
 
 impl Default for QueueOptions {
     fn default() -> Self {
-        QueueOptions { ttl_secs: 10, max_attempts: 5 }
+        QueueOptions { ttl_secs: 10, max_attempts: 5, max_processing: None }
     }
 }
 
@@ -68,6 +72,7 @@ pub(crate) struct Inner {
     keys: Keys,
     ttl: i64,
     max_attempts: u32,
+    max_processing: Option<std::time::Duration>,
     /// The lock whose holder takes the next item (`Q/workers`).
     workers: Mutex,
 }
@@ -80,6 +85,9 @@ pub fn check_queue(name: &[u8], opts: &QueueOptions) -> Result<()> {
     if opts.max_attempts == 0 {
         return Err(Error::invalid("max_attempts must be at least 1"));
     }
+    if opts.max_processing.is_some_and(|d| d.is_zero()) {
+        return Err(Error::invalid("max_processing must be positive"));
+    }
     Ok(())
 }
 
@@ -91,7 +99,7 @@ impl Client {
         self.check_open()?;
         let keys = Keys::new(&name);
         let workers = self.mutex(keys.workers_lock(), opts.ttl_secs)?;
-        Ok(TaskQueue { inner: Arc::new(Inner { client: self.clone(), keys, ttl: opts.ttl_secs, max_attempts: opts.max_attempts, workers }) })
+        Ok(TaskQueue { inner: Arc::new(Inner { client: self.clone(), keys, ttl: opts.ttl_secs, max_attempts: opts.max_attempts, max_processing: opts.max_processing, workers }) })
     }
 }
 

@@ -7,7 +7,7 @@ use crate::client::kv::Op;
 use crate::error::{Error, Result};
 use crate::lease::lost::{LostReason, LostSignal};
 use crate::sync::guard::LockGuard;
-use etcd_client::{PutOptions, TxnOp};
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,11 +27,14 @@ pub struct Task {
     payload: Vec<u8>,
     priority: i32,
     attempts: u32,
+    /// Stops the `max_processing` timer when the task is dropped.
+    _timer: Option<tokio_util::sync::DropGuard>,
 }
 
 impl Task {
     pub(super) fn new(q: Arc<Inner>, guard: LockGuard, slot: Vec<u8>, id: String, payload: Vec<u8>, priority: i32, attempts: u32) -> Task {
-        Task { q, guard, slot, id, payload, priority, attempts }
+        let _timer = q.max_processing.map(|limit| end_after(&guard, limit));
+        Task { q, guard, slot, id, payload, priority, attempts, _timer }
     }
 
     pub fn id(&self) -> &str {
@@ -139,6 +142,27 @@ impl Task {
         }
         Ok(())
     }
+}
+
+/// Deletes the claim key (fenced: only this claim's) `limit` after now, unless the task is dropped
+/// first. The guard's monitor then sees its key gone: the lost signal fires.
+fn end_after(guard: &LockGuard, limit: Duration) -> tokio_util::sync::DropGuard {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (client, key, token) = (guard.client().clone(), guard.key().to_vec(), guard.fencing_token());
+    let lost = guard.lost(); // starts the monitor, which reports the deletion
+    let watch = stop.clone();
+    crate::runtime::spawn(async move {
+        tokio::select! {
+            _ = watch.cancelled() => {}
+            _ = lost.wait() => {}
+            _ = tokio::time::sleep(limit) => {
+                tracing::warn!(target: "etcdlock", key = %String::from_utf8_lossy(&key), "task claim ended: max_processing passed");
+                let txn = || Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, token)]).and_then([TxnOp::delete(key.clone(), None)]);
+                let _ = client.txn(txn, true).await;
+            }
+        }
+    });
+    stop.drop_guard()
 }
 
 /// Moves the item at `slot` to the dead letters and ends the claim, in one fenced Txn.
