@@ -79,6 +79,10 @@ export type QueueStats = import("./lib/tasks.js").QueueStats;
  * An item in the dead letters (it had its last delivery).
  */
 export type DeadTask = import("./lib/tasks.js").DeadTask;
+/**
+ * Options of {@link Client#once}.
+ */
+export type OnceOptions = import("./lib/once.js").OnceOptions;
 import { Client } from "./lib/client.js";
 import { Lock } from "./lib/lock.js";
 import { Leadership } from "./lib/recipes.js";
@@ -91,6 +95,7 @@ import { Registration } from "./lib/registration.js";
 import { Discovery } from "./lib/discovery.js";
 import { TaskQueue } from "./lib/tasks.js";
 import { Task } from "./lib/tasks.js";
+import { OnceSlot } from "./lib/once.js";
 import { EtcdlockError } from "./lib/errors.js";
 import { AbortError } from "./lib/errors.js";
 import { codes } from "./lib/errors.js";
@@ -114,4 +119,4 @@ import { grpcEndpoint } from "./lib/discovery.js";
 import { grpcEndpointAddr } from "./lib/discovery.js";
 import { MAX_PERMITS } from "./lib/args.js";
 import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };

@@ -13,6 +13,7 @@
 //   lib/registration.js  Registration (the service registry's writing side)
 //   lib/discovery.js     Discovery, grpcEndpoint, grpcEndpointAddr (its reading side)
 //   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
+//   lib/once.js          OnceSlot (once-per-period jobs)
 //   lib/errors.js        EtcdlockError, AbortError, codes
 //   lib/args.js          argument checks (INVALID_ARGUMENT before anything is sent), MAX_PERMITS
 //   lib/runtime.js       the process-wide runtime: caller spin, closing every client at exit
@@ -32,6 +33,7 @@ const { EtcdlockError, AbortError, codes } = require('./lib/errors.js');
 const { setCallerSpin, callerSpin } = require('./lib/runtime.js');
 const { MAX_PERMITS } = require('./lib/args.js');
 const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
+const { OnceSlot } = require('./lib/once.js');
 
 /**
  * The diagnostics_channel names the library publishes its events on, one per area. Each message
@@ -43,7 +45,7 @@ const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -127,4 +129,8 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
 /**
  * An item in the dead letters (it had its last delivery).
  * @typedef {import('./lib/tasks.js').DeadTask} DeadTask
+ */
+/**
+ * Options of {@link Client#once}.
+ * @typedef {import('./lib/once.js').OnceOptions} OnceOptions
  */

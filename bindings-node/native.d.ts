@@ -29,6 +29,12 @@ export declare class NativeClient {
   observe(name: Uint8Array, ttl: number): NativeObserver
   /** A handle on the task queue `name` (sends nothing; core checks the name and options). */
   queue(name: Uint8Array, ttl: number, maxAttempts: number): NativeTaskQueue
+  /**
+   * Claims the period's slot of the once-per-period job `name` (core `Client::once`): the
+   * slot, or null when the period's job is done or another trigger runs it. `everyMs` and
+   * `atMs` (absent: now) in milliseconds; core checks the name and options.
+   */
+  once(name: Uint8Array, everyMs: number, ttl: number, atMs: number | undefined | null, keepPeriods: number): Promise<NativeOnceSlot | undefined | null>
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
   /**
@@ -115,6 +121,23 @@ export declare class NativeObserver {
   close(): void
 }
 
+export declare class NativeOnceSlot {
+  /** The slot's index: its period boundary is `slot * every` ms after the epoch. */
+  get slot(): number
+  get fencingToken(): bigint
+  isHeld(): boolean
+  lostReason(): string | null
+  /** Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive. */
+  onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
+  /**
+   * Marks the period's job done and ends the claim, in one fenced Txn (`NOT_HELD`, nothing
+   * marked, if the claim was lost). The forwarder stops only when it succeeded.
+   */
+  done(): Promise<undefined>
+  /** Ends the claim without marking the job done: the next trigger in the period runs it. */
+  release(): Promise<undefined>
+}
+
 export declare class NativeRegistration {
   /** `<service>/<instance>`. */
   get key(): Buffer
@@ -195,6 +218,12 @@ export declare class NativeWatch {
  * wrapper's synchronous `client.election()` and `client.rwlock()` throw before anything is sent).
  */
 export declare function checkName(name: Uint8Array, ttl: number): void
+
+/**
+ * Checks a once-per-period job's name and options as core does (the wrapper calls it before
+ * anything else, so bad options are `INVALID_ARGUMENT` whatever the connection's state).
+ */
+export declare function checkOnce(name: Uint8Array, everyMs: number, ttl: number, atMs: number | undefined | null, keepPeriods: number): void
 
 /**
  * Checks a queue's name, TTL and max attempts as core does (the wrapper's synchronous

@@ -21,6 +21,8 @@ import {
   type Task,
   type QueueStats,
   type DeadTask,
+  type OnceSlot,
+  type OnceOptions,
   MAX_TASK_PAYLOAD_LEN,
 } from 'etcdlock';
 
@@ -131,4 +133,22 @@ export async function tasks(client: Client, signal: AbortSignal): Promise<bigint
   console.log(s.pending, s.pendingByPriority[1], s.revision, requeued, deleted, q.name.toString());
   await task[Symbol.asyncDispose]();
   return rev + token;
+}
+
+export async function once(client: Client): Promise<bigint> {
+  const options: OnceOptions = { every: 3_600_000, ttl: 10, at: new Date(), keepPeriods: 3 };
+  const slot: OnceSlot | null = await client.once('reports/hourly', options);
+  if (slot === null) return 0n;
+  const index: number = slot.slot;
+  const off: () => void = slot.onLost((reason: LostReason) => console.log(reason, slot.lostReason(), slot.isHeld()));
+  off();
+  try {
+    console.log(index);
+    await slot.done();
+  } catch {
+    await slot.release();
+  }
+  const later = await client.once('reports/hourly', { every: 3_600_000, at: Date.now() });
+  if (later) await later[Symbol.asyncDispose]();
+  return slot.fencingToken;
 }

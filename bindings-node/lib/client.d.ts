@@ -64,6 +64,20 @@ export class Client {
      */
     queue(name: Bytes, options?: QueueOptions): TaskQueue;
     /**
+     * Triggers the once-per-period job `name`: resolves to the {@link OnceSlot} if this trigger
+     * won the period (the job is this caller's to run: then `done()`, or `release()` if it
+     * failed), or null if the period's job is done or another trigger is running it. The period's
+     * slot is the boundary (a multiple of `every` since the epoch) nearest to `at`, so hosts whose
+     * clocks differ by less than half a period pick the same one. Never waits for another
+     * trigger. Rejects `INVALID_ARGUMENT`, sending nothing, for a bad name (as a lock's), `every`
+     * under 1000 ms, `keepPeriods` under 2, a bad `ttl`, an `at` before 1970 or a wrong type;
+     * `CLOSED`, `UNAVAILABLE`.
+     * @param {Bytes} name
+     * @param {OnceOptions} options
+     * @returns {Promise<OnceSlot | null>}
+     */
+    once(name: Bytes, options: OnceOptions): Promise<OnceSlot | null>;
+    /**
      * The queue of lock `name` as etcd has it now, whoever holds or waits (this client, another,
      * `etcdctl lock`): the holder (null when free) and the waiters in order. Changes nothing.
      * @param {Bytes} name
@@ -176,6 +190,8 @@ import { RwLock } from "./recipes.js";
 import { Election } from "./recipes.js";
 import type { QueueOptions } from './tasks.js';
 import { TaskQueue } from "./tasks.js";
+import type { OnceOptions } from './once.js';
+import { OnceSlot } from "./once.js";
 import type { LockState } from './types.js';
 import type { Metrics } from './types.js';
 import { Lease } from "./lease.js";

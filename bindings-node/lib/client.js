@@ -1,8 +1,8 @@
 'use strict';
 // The Client: a connection to an etcd cluster, and every call that starts from one (locks and
-// the recipes' handles, leases, key-value, watches, the service registry, task queues). It owns
-// what it hands out that must stay reachable (held locks, live leases, open registrations,
-// claimed tasks).
+// the recipes' handles, leases, key-value, watches, the service registry, task queues,
+// once-per-period jobs). It owns what it hands out that must stay reachable (held locks, live
+// leases, open registrations, claimed tasks, won once slots).
 
 /** @import { Bytes } from './args.js' */
 /** @import { ClientOptions, LockOptions, SemaphoreOptions, HandleOptions, LockState, Metrics } from './types.js' */
@@ -10,6 +10,7 @@
 /** @import { RegisterOptions } from './registration.js' */
 /** @import { Instances, DiscoverOptions } from './discovery.js' */
 /** @import { QueueOptions } from './tasks.js' */
+/** @import { OnceOptions } from './once.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -38,6 +39,7 @@ const { Watch } = require('./watch.js');
 const { Registration } = require('./registration.js');
 const { Discovery } = require('./discovery.js');
 const { Task, TaskQueue, checkQueue } = require('./tasks.js');
+const { OnceSlot, checkOnce } = require('./once.js');
 const internal = require('./internal.js');
 
 /** Registration TTL in seconds when `register()` is not given one (the core's default). */
@@ -53,7 +55,7 @@ class Client {
   /** @type {Promise<any>} */ #connecting;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
-  /** Held locks, live leases, claimed tasks: kept reachable so garbage collection never releases them. */
+  /** Held locks, live leases, claimed tasks, won once slots: kept reachable so garbage collection never releases them. */
   #owned = new Set();
 
   /** @param {ClientOptions} options */
@@ -170,6 +172,35 @@ class Client {
   queue(name, options) {
     const { n, ttl, maxAttempts } = checkQueue(name, options, DEFAULT_LOCK_TTL);
     return new TaskQueue(this, n, ttl, maxAttempts);
+  }
+
+  /**
+   * Triggers the once-per-period job `name`: resolves to the {@link OnceSlot} if this trigger
+   * won the period (the job is this caller's to run: then `done()`, or `release()` if it
+   * failed), or null if the period's job is done or another trigger is running it. The period's
+   * slot is the boundary (a multiple of `every` since the epoch) nearest to `at`, so hosts whose
+   * clocks differ by less than half a period pick the same one. Never waits for another
+   * trigger. Rejects `INVALID_ARGUMENT`, sending nothing, for a bad name (as a lock's), `every`
+   * under 1000 ms, `keepPeriods` under 2, a bad `ttl`, an `at` before 1970 or a wrong type;
+   * `CLOSED`, `UNAVAILABLE`.
+   * @param {Bytes} name
+   * @param {OnceOptions} options
+   * @returns {Promise<OnceSlot | null>}
+   */
+  async once(name, options) {
+    log.refresh(native);
+    const { n, every, ttl, at, keepPeriods } = checkOnce(name, options, DEFAULT_LOCK_TTL);
+    const client = await this.#client();
+    let slot;
+    try {
+      const ns = await client.once(n, every, ttl, at, keepPeriods);
+      if (ns === null || ns === undefined) return null;
+      slot = new OnceSlot(ns, this);
+    } catch (e) {
+      throw fromNative(e);
+    }
+    this.#owned.add(slot);
+    return slot;
   }
 
   /**

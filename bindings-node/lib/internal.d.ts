@@ -6,7 +6,7 @@ export = internal;
 /** @import { Task } from './tasks.js' */
 /**
  * @typedef {object} Internal
- * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+ * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
  * @property {(client: Client, obj: object) => void} own set by Client: `obj` (a claimed task) is the client's to keep reachable
  * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
  * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
@@ -22,7 +22,7 @@ declare namespace internal {
 }
 type Internal = {
     /**
-     * set by Client: `obj` (released, revoked, closed) is no longer the client's to keep
+     * set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
      */
     forget: (client: Client, obj: object) => void;
     /**

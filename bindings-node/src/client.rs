@@ -3,6 +3,7 @@
 use crate::election::{NativeLeader, NativeObserver};
 use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
+use crate::once::NativeOnceSlot;
 use crate::promise;
 use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
 use crate::tasks::{NativeTask, NativeTaskQueue};
@@ -181,6 +182,14 @@ impl NativeClient {
     pub fn queue(&self, env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<NativeTaskQueue> {
         let q = self.client.queue(name.to_vec(), QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }).map_err(|e| crate::error::to_js(&env, e))?;
         Ok(NativeTaskQueue::new(q))
+    }
+
+    /// Claims the period's slot of the once-per-period job `name` (core `Client::once`): the
+    /// slot, or null when the period's job is done or another trigger runs it. `everyMs` and
+    /// `atMs` (absent: now) in milliseconds; core checks the name and options.
+    #[napi]
+    pub fn once<'env>(&self, env: &'env Env, name: &[u8], every_ms: f64, ttl: i64, at_ms: Option<f64>, keep_periods: u32) -> Result<PromiseRaw<'env, Option<NativeOnceSlot>>> {
+        crate::once::once(env, &self.client, name, every_ms, ttl, at_ms, keep_periods)
     }
 
     /// The queue of lock `name` as etcd has it now.

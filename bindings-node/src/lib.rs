@@ -18,6 +18,7 @@ mod lock;
 mod log;
 mod lost;
 mod metrics;
+mod once;
 mod promise;
 mod registry;
 mod spin;

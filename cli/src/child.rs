@@ -3,7 +3,9 @@
 //!
 //! On Linux this process becomes a child subreaper: the command's orphaned descendants are
 //! reparented here rather than to init, and a thread reaps them, so that a group whose
-//! processes all died is seen empty at once (init in a container may never reap them).
+//! processes all died is seen empty at once (init in a container may never reap them). One
+//! thread for the process, whatever number of commands it runs one after another (`queue
+//! work`): two threads waiting for any child could take each other's.
 //!
 //! What happens to etcdlock must not let the command outlive the lock: a [`Guardian`] kills the
 //! group when etcdlock dies or stops renewing its word, and the command itself gets SIGKILL when
@@ -11,7 +13,10 @@
 
 use crate::exit::{Exit, CANNOT_EXECUTE, NOT_FOUND, SOFTWARE};
 use crate::guardian::Guardian;
+use std::io::{Seek, Write};
 use std::os::unix::process::CommandExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -25,8 +30,9 @@ pub struct Child {
 }
 
 /// Starts `cmd` (through `sh -c` with `shell`) in a new process group with `env` added, and its
-/// guardian, which lets the group run until `until` unless told a later moment.
-pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], until: std::time::Instant) -> Result<Child, Exit> {
+/// guardian, which lets the group run until `until` unless told a later moment. With `stdin`,
+/// the command reads those bytes; without, etcdlock's own stdin.
+pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], stdin: Option<&[u8]>, until: std::time::Instant) -> Result<Child, Exit> {
     let mut c = if shell {
         let mut c = std::process::Command::new("/bin/sh");
         c.arg("-c").args(cmd);
@@ -37,8 +43,15 @@ pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], until: std::
         c
     };
     c.envs(env.iter().map(|(k, v)| (k, v))).process_group(0);
+    if let Some(bytes) = stdin {
+        let file = input_file(bytes).map_err(|e| Exit::fail(SOFTWARE, format!("cannot pass the input to {:?}: {e}", cmd[0])))?;
+        c.stdin(file);
+    }
     die_with_parent(&mut c);
     become_subreaper();
+    let reaper = reaper().map_err(|e| Exit::fail(SOFTWARE, format!("cannot start the reaper thread: {e}")))?;
+    // Registered before the reaper may collect its status (it takes this lock to hand one on).
+    let mut waiting = reaper.waiting.lock().unwrap_or_else(|e| e.into_inner());
     let child = c.spawn().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
         Exit::fail(code, format!("cannot run {:?}: {e}", cmd[0]))
@@ -47,12 +60,28 @@ pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], until: std::
     // Never waited through `std::process::Child`: the reaper thread collects its status.
     drop(child);
     let (tx, status) = watch::channel(None);
-    std::thread::Builder::new()
-        .name("etcdlock-reaper".into())
-        .spawn(move || reap(pid, tx))
-        .map_err(|e| kill_at_once(pid, format!("cannot start the reaper thread: {e}")))?;
+    waiting.push((pid, tx));
+    drop(waiting);
+    reaper.spawned.notify_one();
     let guardian = Guardian::start(pid, until).map_err(|e| kill_at_once(pid, format!("cannot start the guardian: {e}")))?;
     Ok(Child { pid, status, guardian })
+}
+
+/// A file holding `bytes`, read from its start: a command's input. Not a pipe: the guardian,
+/// forked after the spawn, holds a copy of every descriptor etcdlock has, and a pipe's write
+/// end open there would never let the command see the end of its input.
+fn input_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create takes a NUL-terminated name and returns a new descriptor we own.
+    let fd = unsafe { libc::memfd_create(c"etcdlock-input".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just created, owned by nothing else.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(bytes)?;
+    file.rewind()?;
+    Ok(file)
 }
 
 /// A command that cannot be guarded does not run.
@@ -85,16 +114,49 @@ fn die_with_parent(c: &mut std::process::Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_: &mut std::process::Command) {}
 
-/// Waits for any child until none is left, handing on the command's status.
-fn reap(pid: i32, tx: watch::Sender<Option<i32>>) {
+/// The process's one reaper thread, and the commands whose status it hands on.
+struct Reaper {
+    waiting: Mutex<Vec<(i32, watch::Sender<Option<i32>>)>>,
+    /// Wakes the thread, idle with no child left, when a command starts.
+    spawned: Condvar,
+}
+
+static REAPER: Reaper = Reaper { waiting: Mutex::new(Vec::new()), spawned: Condvar::new() };
+
+/// The reaper, its thread started on first use (always from the runtime's one thread).
+fn reaper() -> std::io::Result<&'static Reaper> {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if !STARTED.load(Ordering::Acquire) {
+        std::thread::Builder::new().name("etcdlock-reaper".into()).spawn(|| reap(&REAPER))?;
+        STARTED.store(true, Ordering::Release);
+    }
+    Ok(&REAPER)
+}
+
+/// Reaps every child, for ever, handing on the commands' statuses. A child's exit is seen
+/// first without reaping it (WNOWAIT), then reaped under the lock that `spawn` holds: a command
+/// whose exec failed is reaped by the standard library inside `spawn`, which must find it there.
+fn reap(r: &'static Reaper) {
     loop {
+        // SAFETY: waitid writes only the siginfo we own (all zeroes is a valid siginfo_t).
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let seen = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        let mut waiting = r.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if seen != 0 {
+            // ECHILD: no child now; wait for the next command (unless one started since the
+            // call). Anything else (EINTR): look again shortly.
+            let pause = if waiting.is_empty() { Duration::from_secs(1) } else { Duration::from_millis(10) };
+            drop(r.spawned.wait_timeout(waiting, pause));
+            continue;
+        }
+        // SAFETY: the siginfo of a successful WEXITED waitid names the child.
+        let pid = unsafe { info.si_pid() };
         let mut status = 0;
-        // SAFETY: waitpid writes only the status we own.
-        let reaped = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if reaped == pid {
-            let _ = tx.send(Some(status));
-        } else if reaped < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return; // ECHILD: nothing left to reap.
+        // SAFETY: waitpid writes only the status we own. Already reaped (by `spawn`): ECHILD.
+        if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+            if let Some(i) = waiting.iter().position(|(p, _)| *p == pid) {
+                let _ = waiting.swap_remove(i).1.send(Some(status));
+            }
         }
     }
 }
@@ -113,7 +175,7 @@ impl Child {
     pub async fn exited(&mut self) -> i32 {
         match self.status.wait_for(|s| s.is_some()).await {
             Ok(s) => s.expect("checked by wait_for"),
-            // The reaper ended without its status: it cannot, but do not wait forever.
+            // The reaper dropped it without a status: it cannot, but do not wait forever.
             Err(_) => 0,
         }
     }

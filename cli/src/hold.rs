@@ -1,12 +1,12 @@
-//! Running the command while a lock (a permit, a leadership) is held: what `run` and `elect`
-//! share. The command is stopped before anyone else can get the lock once it is lost, and the
-//! lock is released only when nothing of the command is left.
+//! Running the command while a lock (a permit, a leadership, a task's claim) is held: what
+//! `run`, `elect` and `queue work` share. The command is stopped before anyone else can get the
+//! lock once it is lost, and the lock is released only when nothing of the command is left.
 
 use crate::args::Hold;
 use crate::child::{self, Child};
 use crate::exit::{Exit, LOST};
 use crate::signals::Signals;
-use etcdlock::{CancellationToken, ErrorKind, LockGuard, LostReason};
+use etcdlock::{CancellationToken, ErrorKind, LockGuard, LostReason, LostSignal};
 use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -63,27 +63,103 @@ pub async fn acquire(
     }
 }
 
+/// What a command runs under (a lock, a permit, a leadership, a task's claim): the moment by
+/// which the command must have stopped, and the loss.
+pub trait Held {
+    /// The moment by which the command must have stopped unless told a later one (the guardian
+    /// kills its group then); `None` when another may hold it already: stop at once.
+    fn stop_by(&self) -> Option<std::time::Instant>;
+    fn lost(&self) -> LostSignal;
+    fn lost_reason(&self) -> Option<LostReason>;
+    /// How often the guardian is told [`Held::stop_by`] anew.
+    fn renew_every(&self) -> Duration {
+        RENEW_GUARDIAN
+    }
+}
+
+impl Held for LockGuard {
+    fn stop_by(&self) -> Option<std::time::Instant> {
+        LockGuard::stop_by(self)
+    }
+    fn lost(&self) -> LostSignal {
+        LockGuard::lost(self)
+    }
+    fn lost_reason(&self) -> Option<LostReason> {
+        LockGuard::lost_reason(self)
+    }
+}
+
+/// A command to run while something is held.
+pub struct Spawn<'a> {
+    pub cmd: &'a [String],
+    pub shell: bool,
+    pub env: Vec<(String, String)>,
+    /// Its input; `None`: etcdlock's stdin.
+    pub stdin: Option<&'a [u8]>,
+    /// Between SIGTERM and SIGKILL, within [`Held::stop_by`].
+    pub grace: Duration,
+}
+
+/// How a command run by [`supervise`] ended. Nothing of its process group is left running.
+pub enum Ran {
+    /// Lost before the spawn (why): the command did not run.
+    NotStarted(&'static str),
+    /// The command could not be started.
+    Failed(Exit),
+    /// It exited (its wait status) while held; `signal`: the first signal forwarded to it.
+    Exited { status: i32, signal: Option<i32> },
+    /// Lost while it ran; its group was stopped.
+    Lost { reason: LostReason, signal: Option<i32> },
+}
+
 /// Runs `cmd` under `guard`, then releases it. The command's exit status, or [`LOST`].
 pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
+    let spawn = Spawn { cmd, shell: hold.shell, env: env(name, &guard, endpoints), stdin: None, grace: Duration::from_secs_f64(hold.kill_grace) };
+    let ran = supervise(&guard, &spawn, signals).await;
+    match ran {
+        Ran::NotStarted(why) => {
+            let _ = guard.release().await;
+            lost_before_start(name, why)
+        }
+        Ran::Failed(e) => {
+            let _ = guard.release().await;
+            e
+        }
+        Ran::Exited { status, .. } => match guard.release().await {
+            Ok(()) => child::exit_of(status),
+            Err(e) if e.kind() == ErrorKind::NotHeld => lost_exit(name, e.message()),
+            Err(e) => {
+                // The command ran to its end under the lock; the key goes with the lease.
+                eprintln!("etcdlock: warning: releasing {name:?}: {e}");
+                child::exit_of(status)
+            }
+        },
+        Ran::Lost { reason, .. } => {
+            // The key is deleted if it is still this acquisition's (fenced); usually it is gone.
+            let _ = guard.release().await;
+            lost_exit(name, &format!("{reason}: {}", describe(reason)))
+        }
+    }
+}
+
+/// Runs the command while `held` holds, until it exits or the hold is lost, forwarding signals
+/// to its group, and stops whatever is left of its group (before the caller lets go: the next
+/// holder may start as soon as it does).
+pub async fn supervise(held: &impl Held, spawn: &Spawn<'_>, signals: &mut Signals) -> Ran {
     // A holder paused between the acquire and here (or whose key went meanwhile) does not start
     // the command: checked last thing before the spawn.
-    let Some(until) = guard.stop_by().filter(|t| *t > std::time::Instant::now()) else {
-        let why = guard.lost_reason().map_or("its lease's deadline passed", describe);
-        let _ = guard.release().await;
-        return lost_before_start(name, why);
+    let Some(until) = held.stop_by().filter(|t| *t > std::time::Instant::now()) else {
+        return Ran::NotStarted(held.lost_reason().map_or("its lease's deadline passed", describe));
     };
-    let mut child = match child::spawn(cmd, hold.shell, &env(name, &guard, endpoints), until) {
+    let mut child = match child::spawn(spawn.cmd, spawn.shell, &spawn.env, spawn.stdin, until) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = guard.release().await;
-            return e;
-        }
+        Err(e) => return Ran::Failed(e),
     };
     signals.stop_first(Some(child.pid));
-    let grace = Duration::from_secs_f64(hold.kill_grace);
-    let lost = guard.lost();
+    let lost = held.lost();
     // The guardian is told each new deadline; it kills the group at the last one it was told.
-    let mut renew = tokio::time::interval(RENEW_GUARDIAN);
+    let mut renew = tokio::time::interval(held.renew_every());
+    let mut forwarded = None;
     let ended = loop {
         tokio::select! {
             biased;
@@ -92,14 +168,17 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
             sig = signals.next() => match sig {
                 // Back from a stop (Ctrl-Z) that stopped the group first: it runs on only if
                 // the lock is still held.
-                libc::SIGCONT => match guard.stop_by().filter(|t| *t > std::time::Instant::now()) {
+                libc::SIGCONT => match held.stop_by().filter(|t| *t > std::time::Instant::now()) {
                     Some(_) => child.signal_group(libc::SIGCONT),
-                    None => break Err(guard.lost_reason().unwrap_or(LostReason::Expired)),
+                    None => break Err(held.lost_reason().unwrap_or(LostReason::Expired)),
                 },
-                sig => child.signal_group(sig),
+                sig => {
+                    forwarded.get_or_insert(sig);
+                    child.signal_group(sig);
+                }
             },
             _ = renew.tick() => {
-                if let Some(t) = guard.stop_by() {
+                if let Some(t) = held.stop_by() {
                     child.hold_until(t);
                 }
             }
@@ -108,7 +187,7 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
     signals.stop_first(None);
     let ended = match ended {
         // A loss seen only now may have come while the command ran.
-        Ok(status) => match guard.lost_reason() {
+        Ok(status) => match held.lost_reason() {
             None => Ok(status),
             Some(reason) => Err(reason),
         },
@@ -119,26 +198,16 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
             // Whatever the command left in its group stops before the lock goes: the next
             // holder may start as soon as it does.
             if child.group_alive() {
-                let kill_at = Instant::now() + grace;
-                child.stop_group(guard.stop_by().map_or(kill_at, |t| kill_at.min(t.into()))).await;
+                let kill_at = Instant::now() + spawn.grace;
+                child.stop_group(held.stop_by().map_or(kill_at, |t| kill_at.min(t.into()))).await;
             }
             child.unguard();
-            match guard.release().await {
-                Ok(()) => child::exit_of(status),
-                Err(e) if e.kind() == ErrorKind::NotHeld => lost_exit(name, e.message()),
-                Err(e) => {
-                    // The command ran to its end under the lock; the key goes with the lease.
-                    eprintln!("etcdlock: warning: releasing {name:?}: {e}");
-                    child::exit_of(status)
-                }
-            }
+            Ran::Exited { status, signal: forwarded }
         }
         Err(reason) => {
-            stop_at_loss(&guard, &mut child, grace).await;
+            stop_at_loss(held, &mut child, spawn.grace).await;
             child.unguard();
-            // The key is deleted if it is still this acquisition's (fenced); usually it is gone.
-            let _ = guard.release().await;
-            lost_exit(name, &format!("{reason}: {}", describe(reason)))
+            Ran::Lost { reason, signal: forwarded }
         }
     }
 }
@@ -147,13 +216,13 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
 /// move it (every TTL/3), and a pipe write costs microseconds.
 const RENEW_GUARDIAN: Duration = Duration::from_millis(100);
 
-/// SIGTERM to the group, SIGKILL after the grace, and never later than [`LockGuard::stop_by`]
-/// (half the lease's safety margin after its local deadline, so the other half still lies
-/// between the kill and the earliest moment etcd could hand the lock to another): at once if
-/// another may hold it already.
-async fn stop_at_loss(guard: &LockGuard, child: &mut Child, grace: Duration) {
+/// SIGTERM to the group, SIGKILL after the grace, and never later than [`Held::stop_by`]
+/// (for a lock, [`LockGuard::stop_by`]: half the lease's safety margin after its local deadline,
+/// so the other half still lies between the kill and the earliest moment etcd could hand the
+/// lock to another): at once if another may hold it already.
+async fn stop_at_loss(held: &impl Held, child: &mut Child, grace: Duration) {
     let now = Instant::now();
-    let kill_at = match guard.stop_by() {
+    let kill_at = match held.stop_by() {
         Some(t) => (now + grace).min(now + t.saturating_duration_since(std::time::Instant::now())),
         None => now,
     };
@@ -162,7 +231,7 @@ async fn stop_at_loss(guard: &LockGuard, child: &mut Child, grace: Duration) {
     let _ = tokio::time::timeout(Duration::from_secs(5), child.exited()).await;
 }
 
-fn describe(reason: LostReason) -> &'static str {
+pub fn describe(reason: LostReason) -> &'static str {
     match reason {
         LostReason::Expired => "its lease expired (no keepalive acknowledged in time)",
         LostReason::KeyDeleted => "its key was deleted",

@@ -52,7 +52,7 @@ fn usage_error(e: clap::Error) -> ! {
         e.exit();
     }
     let text = e.render().to_string();
-    let lines: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:")).map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.starts_with("Usage:")).map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
     let line = lines.join(" ");
     eprintln!("etcdlock: {} (see --help)", line.strip_prefix("error: ").unwrap_or(&line));
     std::process::exit(exit::USAGE.into());

@@ -1,28 +1,116 @@
-//! `etcdlock status NAME`: the holder and the queue in order, as a table or as JSON.
+//! `etcdlock status NAME`: the holder and the queue in order, as a table or as JSON; and when
+//! NAME is a task queue, its counts, its claims and the workers waiting for a task.
 
 use crate::args::Status;
 use crate::exit::Exit;
 use crate::{connect, value};
-use etcdlock::{LockState, QueueEntry};
+use etcdlock::{ClaimInfo, Client, LockState, QueueEntry, QueueOptions, QueueStats};
 
 pub async fn main(args: Status) -> Exit {
     let client = match connect::connect(&args.conn).await {
         Ok(c) => c,
         Err(e) => return e,
     };
-    let state = client.inspect(args.name.as_str()).await;
+    let read = async { Ok::<_, etcdlock::Error>((client.inspect(args.name.as_str()).await?, tasks(&client, &args.name).await?)) };
+    let r = read.await;
     client.close().await;
-    let state = match state {
+    let (state, tasks) = match r {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
     let now = value::now_ms();
     if args.json {
-        println!("{}", json(&args.name, &state, now));
+        let mut out = json(&args.name, &state, now);
+        if let Some(t) = &tasks {
+            out.insert_str(out.len() - 1, &format!(r#","queue":{}"#, tasks_json(t, now)));
+        }
+        println!("{out}");
     } else {
-        print!("{}", table(&args.name, &state, now));
+        if state.holder.is_some() || tasks.is_none() {
+            print!("{}", table(&args.name, &state, now));
+        }
+        if let Some(t) = &tasks {
+            print!("{}", tasks_table(&args.name, t, now));
+        }
     }
-    Exit::ok(if state.holder.is_some() { 0 } else { 1 })
+    Exit::ok(if state.holder.is_some() || tasks.is_some() { 0 } else { 1 })
+}
+
+/// A task queue's state, read in a few requests.
+struct Tasks {
+    stats: QueueStats,
+    claims: Vec<ClaimInfo>,
+    /// Workers waiting to claim (the queue of the lock `NAME/workers`), the first one watching.
+    workers: Vec<QueueEntry>,
+}
+
+/// `name` as a task queue: `None` unless something is under `NAME/items/`, `claim/`, `dead/`
+/// or `workers/`.
+async fn tasks(client: &Client, name: &str) -> etcdlock::Result<Option<Tasks>> {
+    let q = client.queue(name, QueueOptions::default())?;
+    let (stats, claims, workers) = tokio::try_join!(q.stats(), q.claims(), client.inspect(format!("{name}/workers")))?;
+    let workers: Vec<QueueEntry> = workers.holders.into_iter().chain(workers.waiters).collect();
+    let any = stats.pending + stats.delayed + stats.claimed + stats.dead > 0 || !claims.is_empty() || !workers.is_empty();
+    Ok(any.then_some(Tasks { stats, claims, workers }))
+}
+
+fn tasks_table(name: &str, t: &Tasks, now: u64) -> String {
+    let s = &t.stats;
+    let mut out = format!(
+        "{name}: task queue, {} pending, {} delayed, {} claimed, {} dead (revision {})\n",
+        s.pending, s.delayed, s.claimed, s.dead, s.revision
+    );
+    if s.pending > 0 {
+        let by: Vec<String> = s.pending_by_priority.iter().rev().map(|(p, n)| format!("{p}: {n}")).collect();
+        out += &format!("pending by priority: {}\n", by.join(", "));
+    }
+    let claims: Vec<&ClaimInfo> = t.claims.iter().filter(|c| !c.delayed).collect();
+    if !claims.is_empty() {
+        out += &format!("{:<32} {:<32} {:>8} {:<17} {:>8}\n", "task", "worker", "token", "lease", "for");
+        for c in claims {
+            let (worker, since) = value::worker_since(&c.worker);
+            let age = since.map_or("-".into(), |t| format!("{:.1}s", now.saturating_sub(t) as f64 / 1000.0));
+            out += &format!("{:<32} {:<32} {:>8} {:<17x} {:>8}\n", c.id, worker, c.token, c.lease, age);
+        }
+    }
+    if !t.workers.is_empty() {
+        let names: Vec<String> = t.workers.iter().map(|w| value::worker_since(&w.value).0).collect();
+        out += &format!("{} waiting for a task: {}\n", t.workers.len(), names.join(", "));
+    }
+    out
+}
+
+fn tasks_json(t: &Tasks, now: u64) -> String {
+    let s = &t.stats;
+    let by: Vec<String> = s.pending_by_priority.iter().rev().map(|(p, n)| format!(r#""{p}":{n}"#)).collect();
+    let claims: Vec<String> = t
+        .claims
+        .iter()
+        .filter(|c| !c.delayed)
+        .map(|c| {
+            let (worker, since) = value::worker_since(&c.worker);
+            format!(
+                r#"{{"id":{},"worker":{},"fencing_token":{},"lease":"{:x}","seconds":{}}}"#,
+                string(c.id.as_bytes()),
+                string(worker.as_bytes()),
+                c.token,
+                c.lease,
+                since.map_or("null".into(), |t| format!("{:.3}", now.saturating_sub(t) as f64 / 1000.0))
+            )
+        })
+        .collect();
+    let workers: Vec<String> = t.workers.iter().map(|w| string(value::worker_since(&w.value).0.as_bytes())).collect();
+    format!(
+        r#"{{"pending":{},"pending_by_priority":{{{}}},"delayed":{},"claimed":{},"dead":{},"revision":{},"claims":[{}],"waiting_workers":[{}]}}"#,
+        s.pending,
+        by.join(","),
+        s.delayed,
+        s.claimed,
+        s.dead,
+        s.revision,
+        claims.join(","),
+        workers.join(",")
+    )
 }
 
 /// The queue in order, each with its position and whether it holds.

@@ -2,6 +2,9 @@
 //! and since when: `etcdlock host=<host> pid=<pid> queued=<unix ms>`, then ` held=<unix ms>`
 //! once it holds. Other clients store other values (`etcdctl lock` none); status shows those as
 //! they are, without times.
+//!
+//! And what `etcdlock queue work` stores in its claims (the core's `ClaimOptions::worker`):
+//! `<host>:<pid> since=<unix ms>`, the moment it asked for the task.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -29,6 +32,20 @@ pub fn times(value: &[u8]) -> (Option<u64>, Option<u64>) {
     (field("queued"), field("held"))
 }
 
+/// A task claim's worker value, asked for now.
+pub fn worker() -> Vec<u8> {
+    format!("{}:{} since={}", hostname(), std::process::id(), now_ms()).into_bytes()
+}
+
+/// The worker (`<host>:<pid>`, or the whole value if it is not ours) and the time it asked.
+pub fn worker_since(value: &[u8]) -> (String, Option<u64>) {
+    let text = String::from_utf8_lossy(value);
+    match text.rsplit_once(" since=") {
+        Some((worker, ms)) if ms.parse::<u64>().is_ok() => (worker.to_string(), ms.parse().ok()),
+        _ => (text.into_owned(), None),
+    }
+}
+
 fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes into the buffer we own.
@@ -50,5 +67,13 @@ mod tests {
         assert_eq!(q2, queued);
         assert!(held >= queued);
         assert_eq!(super::times(b"from etcdctl"), (None, None));
+    }
+
+    #[test]
+    fn a_worker_reads_back() {
+        let (worker, since) = super::worker_since(&super::worker());
+        assert_eq!(worker, format!("{}:{}", super::hostname(), std::process::id()));
+        assert!(since.is_some_and(|t| t <= super::now_ms()));
+        assert_eq!(super::worker_since(b"someone"), ("someone".to_string(), None));
     }
 }

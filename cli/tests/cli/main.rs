@@ -5,5 +5,6 @@
 mod common;
 
 mod orphans;
+mod queue;
 mod run;
 mod status_and_elect;

@@ -88,6 +88,7 @@ async fn bad_options_are_rejected_with_nothing_written() {
         (name.as_str(), OnceOptions { keep_periods: 1, ..every.clone() }),
         (name.as_str(), OnceOptions { ttl_secs: 0, ..every.clone() }),
         (name.as_str(), OnceOptions { at: Some(SystemTime::UNIX_EPOCH - Duration::from_secs(1)), ..every.clone() }),
+        (name.as_str(), OnceOptions { keep_periods: u32::MAX, ..OnceOptions::every(Duration::from_secs(u64::MAX / 2)) }),
     ] {
         assert_eq!(c.once(n, o).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
     }

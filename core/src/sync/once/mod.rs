@@ -80,7 +80,7 @@ impl Client {
             guard.release().await?;
             return Ok(None);
         }
-        Ok(Some(OnceSlot { guard, slot, done_key, keep: opts.every * opts.keep_periods }))
+        Ok(Some(OnceSlot { guard, slot, done_key, keep: opts.every.saturating_mul(opts.keep_periods) }))
     }
 }
 
@@ -94,14 +94,15 @@ pub fn check_once(name: &[u8], opts: &OnceOptions) -> Result<()> {
     if opts.keep_periods < 2 {
         return Err(Error::invalid("done marks must be kept at least 2 periods"));
     }
-    expiring::ttl_of(opts.every * opts.keep_periods).map(drop)
+    let keep = opts.every.checked_mul(opts.keep_periods).ok_or_else(|| Error::invalid("every * keep_periods is too long"))?;
+    expiring::ttl_of(keep).map(drop)
 }
 
 /// The index of the period boundary nearest `at`.
 fn slot_of(at: SystemTime, every: Duration) -> Result<i64> {
     let since = at.duration_since(UNIX_EPOCH).map_err(|_| Error::invalid("a trigger time before 1970"))?;
     let (t, p) = (since.as_millis(), every.as_millis());
-    Ok(((t + p / 2) / p) as i64)
+    i64::try_from((t + p / 2) / p).map_err(|_| Error::invalid("a trigger time too far ahead"))
 }
 
 impl OnceSlot {

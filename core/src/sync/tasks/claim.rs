@@ -38,7 +38,20 @@ pub struct ClaimOptions {
 const PAGE: i64 = 64;
 
 pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
+    let task = claim_checked(q, &opts).await?;
+    // The caller gave up while the claim was on its way: it will not work on the item.
+    if opts.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+        let _ = task.nack().await;
+        return Err(Error::new(ErrorKind::Cancelled, "claim cancelled"));
+    }
+    Ok(task)
+}
+
+async fn claim_checked(q: &Arc<Inner>, opts: &ClaimOptions) -> Result<Task> {
     crate::client::validate::check_lock_value(&opts.worker)?;
+    if opts.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
+        return Err(Error::new(ErrorKind::Cancelled, "claim cancelled"));
+    }
     let deadline = opts.timeout.filter(|t| !t.is_zero()).and_then(|t| Instant::now().checked_add(t));
     let try_once = opts.timeout == Some(Duration::ZERO);
     // Nobody waiting and an item available: claim it without queueing (the queue's order is for
@@ -50,7 +63,7 @@ pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
         }
     }
     let turn = q.workers.lock_with(LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: opts.worker.clone() }).await?;
-    let r = next(q, &opts, try_once, deadline).await;
+    let r = next(q, opts, try_once, deadline).await;
     let _ = turn.release().await;
     r
 }

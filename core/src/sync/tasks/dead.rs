@@ -36,7 +36,7 @@ pub struct QueueStats {
 }
 
 /// Every key under `prefix` (keys only unless `values`), at `revision` (0: now).
-async fn all(client: &Client, prefix: &[u8], values: bool, revision: i64) -> Result<(Vec<KeyValue>, i64)> {
+pub(super) async fn all(client: &Client, prefix: &[u8], values: bool, revision: i64) -> Result<(Vec<KeyValue>, i64)> {
     let (key, end) = (prefix.to_vec(), prefix_end(prefix));
     let resp = client
         .call(None, true, move |rpc| {

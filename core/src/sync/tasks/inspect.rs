@@ -1,12 +1,10 @@
 //! Who works on what: a queue's claims as etcd holds them, for `etcdlock status`.
 
-use super::claim::prefix_end;
+use super::dead::all;
 use super::keys;
 use super::TaskQueue;
 use crate::client::kv::KeyValue;
-use crate::client::Client;
 use crate::error::Result;
-use etcd_client::GetOptions;
 use std::collections::BTreeMap;
 
 /// An item covered by a claim key: held by a worker, or delayed.
@@ -32,11 +30,11 @@ impl TaskQueue {
     pub async fn claims(&self) -> Result<Vec<ClaimInfo>> {
         let k = &self.inner.keys;
         let (claims_prefix, items_prefix) = (k.claims(), k.items());
-        let (claims, revision) = all(&self.inner.client, &claims_prefix, 0).await?;
+        let (claims, revision) = all(&self.inner.client, &claims_prefix, true, 0).await?;
         if claims.is_empty() {
             return Ok(Vec::new());
         }
-        let (items, _) = all(&self.inner.client, &items_prefix, revision).await?;
+        let (items, _) = all(&self.inner.client, &items_prefix, true, revision).await?;
         let ids: BTreeMap<&[u8], String> = items
             .iter()
             .filter_map(|kv| Some((k.slot_of(&items_prefix, &kv.key)?, keys::decode_item(&kv.value)?.0)))
@@ -64,16 +62,4 @@ impl TaskQueue {
             })
             .collect())
     }
-}
-
-/// Every key and value under `prefix`, at `revision` (0: now), with the read's revision.
-async fn all(client: &Client, prefix: &[u8], revision: i64) -> Result<(Vec<KeyValue>, i64)> {
-    let (key, end) = (prefix.to_vec(), prefix_end(prefix));
-    let resp = client
-        .call(None, true, move |rpc| {
-            let (mut kv, key, end) = (rpc.kv.get(), key.clone(), end.clone());
-            async move { kv.get(key, Some(GetOptions::new().with_range(end).with_revision(revision))).await }
-        })
-        .await?;
-    Ok((resp.kvs().iter().map(KeyValue::from).collect(), resp.header().map_or(0, |h| h.revision())))
 }

@@ -65,6 +65,16 @@ impl Task {
     pub fn lost(&self) -> LostSignal {
         self.guard.lost()
     }
+    /// The moment by which work on the task must have stopped, as a lock guard's
+    /// ([`LockGuard::stop_by`]): before anyone else can claim it. `None` once that may have
+    /// happened.
+    pub fn stop_by(&self) -> Option<std::time::Instant> {
+        self.guard.stop_by()
+    }
+    /// The lease the claim lives on.
+    pub fn lease_id(&self) -> i64 {
+        self.guard.lease_id()
+    }
     /// Writes `value` at `key` only while the claim holds (`NotHeld` otherwise).
     pub async fn put(&self, key: &[u8], value: &[u8]) -> Result<i64> {
         self.txn(&[Op::put(key, value)]).await
