@@ -119,13 +119,19 @@ pub struct Run {
     /// Seconds to wait for the lock; 0 tries once; default: wait for as long as it takes
     #[arg(long, value_name = "SECONDS", value_parser = seconds)]
     pub timeout: Option<f64>,
-    /// Exit status when the lock is busy (--timeout 0) or the timeout passes (flock's -E)
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u8))]
-    pub conflict_exit_code: u8,
+    /// Exit status when the lock is busy (--timeout 0) or the timeout passes (flock's -E);
+    /// with --once-per, when this period's job is done or runs elsewhere (default 0 then)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8))]
+    pub conflict_exit_code: Option<u8>,
     /// Take one of N permits of a semaphore instead of the lock: at most N commands at once
     /// (every participant must give the same N)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "once_per")]
     pub permits: Option<u32>,
+    /// Run CMD at most once per period across every host that runs this (e.g. from cron): the
+    /// slot is the period boundary nearest now; it is done when CMD exits 0, and a failed or
+    /// killed CMD leaves it to the next trigger in the period
+    #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "timeout")]
+    pub once_per: Option<Duration>,
     #[command(flatten)]
     pub hold: Hold,
     #[command(flatten)]

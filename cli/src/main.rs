@@ -9,6 +9,7 @@ mod elect;
 mod exit;
 mod guardian;
 mod hold;
+mod once;
 mod queue;
 mod run;
 mod signals;

@@ -1,5 +1,5 @@
 //! `etcdlock run NAME -- CMD`: wait for the lock (or a semaphore permit), run the command
-//! under it, release when it exits.
+//! under it, release when it exits. With `--once-per`, see `once.rs`.
 
 use crate::args::Run;
 use crate::exit::{Exit, USAGE};
@@ -16,7 +16,10 @@ pub async fn main(args: Run, signals: &mut Signals) -> Exit {
         Ok(c) => c,
         Err(e) => return e,
     };
-    let exit = run(&client, &args, signals).await;
+    let exit = match args.once_per {
+        Some(every) => crate::once::run(&client, &args, every, signals).await,
+        None => run(&client, &args, signals).await,
+    };
     // Revokes the lease: nothing of this run is left in etcd.
     client.close().await;
     exit
@@ -53,5 +56,5 @@ async fn acquire(client: &Client, args: &Run, value: Vec<u8>, signals: &mut Sign
             None => client.mutex(args.name.as_str(), args.hold.ttl)?.lock_with(opts).await,
         }
     };
-    hold::acquire(acquiring, &cancel, signals, &args.name, args.conflict_exit_code).await
+    hold::acquire(acquiring, &cancel, signals, &args.name, args.conflict_exit_code.unwrap_or(1)).await
 }

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod once;
 mod orphans;
 mod queue;
 mod run;

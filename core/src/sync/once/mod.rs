@@ -124,6 +124,11 @@ impl OnceSlot {
     pub fn lost(&self) -> LostSignal {
         self.guard.lost()
     }
+    /// The moment by which the job must have stopped, as a lock guard's
+    /// ([`LockGuard::stop_by`]); `None` once another trigger may run it.
+    pub fn stop_by(&self) -> Option<std::time::Instant> {
+        self.guard.stop_by()
+    }
 
     /// Marks the period's job done and ends the claim, in one fenced Txn: `NotHeld` and
     /// nothing marked if the claim was lost.
