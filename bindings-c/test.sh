@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
-# temp PREFIX + examples/basic.c built with pkg-config and run, the C tests (ASan/UBSan) and C++
-# header test against a real etcd (three members serving TLS for test_tls.c, two with auth for
-# test_auth.c), valgrind runs of the API, async, recipe and registry tests. Ends with "N passed, N failed".
+# temp PREFIX + the examples built with pkg-config and run (and README.md's task queue block), the
+# C tests (ASan/UBSan) and C++ header test against a real etcd (three members serving TLS for
+# test_tls.c, two with auth for test_auth.c), valgrind runs of the API, async, recipe, registry and
+# task queue tests. Ends with "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -146,6 +147,46 @@ else
 fi
 
 # shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/queue.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/queue" \
+    && run_quiet queue 60 "$tmp/queue" && grep -q '^done$' "$tmp/queue.out"; then
+    record ok "examples/queue.c (task queue, once per period) builds and runs"
+else
+    record FAIL "examples/queue.c (task queue, once per period)"
+fi
+
+# The README's task queue block, as written there: inside a function given a client (and the
+# run_report it calls), compiled and run.
+python3 - "$here/README.md" >"$tmp/readme_queue.c" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+marker = "<!-- test.sh compiles this block"
+start = text.index("```c\n", text.index(marker)) + len("```c\n")
+block = text[start:text.index("```\n", start)]
+print("""#include <etcdlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+static int run_report(int64_t fencing_token) { return fencing_token > 0; }
+static int example(etcdlock_client *client) {
+""" + block + """    return rc == ETCDLOCK_OK ? 0 : 1;
+}
+int main(void) {
+    etcdlock_client *client = NULL;
+    if (etcdlock_client_new(getenv("ETCDLOCK_ENDPOINTS"), NULL, &client) != ETCDLOCK_OK) return 1;
+    int failed = example(client);
+    etcdlock_client_free(client);
+    printf("%s\\n", failed ? "failed" : "done");
+    return failed;
+}""")
+PY
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$tmp/readme_queue.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/readme_queue" \
+    && run_quiet readme_queue 60 "$tmp/readme_queue" && grep -q '^done$' "$tmp/readme_queue.out"; then
+    record ok "README.md's task queue block builds and runs"
+else
+    record FAIL "README.md's task queue block"
+fi
+
+# shellcheck disable=SC2046
 if cc -std=c11 -Wall -Wextra -Werror "$here/examples/tls.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/tls" \
     && ETCDLOCK_TLS_ENDPOINTS="$ETCDLOCK_MTLS_ENDPOINT" ETCDLOCK_CA_FILE="$ETCDLOCK_CERT_DIR/ca.pem" \
         ETCDLOCK_CERT_FILE="$ETCDLOCK_CERT_DIR/client.pem" ETCDLOCK_KEY_FILE="$ETCDLOCK_CERT_DIR/client.key" \
@@ -161,7 +202,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -176,7 +217,7 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes test_registry; do
+for t in test_api test_async test_recipes test_registry test_tasks; do
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \

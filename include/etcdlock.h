@@ -203,6 +203,17 @@
 #define ETCDLOCK_E_LOCK_TIMEOUT 13
 
 /**
+ * The largest task payload in bytes: etcd's default request limit (1.5 MiB) less room for
+ * the keys and the id that travel with it.
+ */
+#define ETCDLOCK_MAX_TASK_PAYLOAD_LEN 1564672
+
+/**
+ * The longest task id in bytes.
+ */
+#define ETCDLOCK_MAX_TASK_ID_LEN 256
+
+/**
  * A key was created or changed.
  */
 #define ETCDLOCK_EVENT_PUT 1
@@ -259,6 +270,20 @@ typedef struct etcdlock_lock etcdlock_lock;
 typedef struct etcdlock_observer etcdlock_observer;
 
 /**
+ * The period's slot of a once-per-period job, won by this caller (etcdlock_once): run the job,
+ * then etcdlock_once_done; or etcdlock_once_release (the job failed) to let the next trigger
+ * in the period run it. Freed without either, it is released. Its accessors may be called from
+ * any thread; it must not be freed while another thread uses it.
+ */
+typedef struct etcdlock_once_slot etcdlock_once_slot;
+
+/**
+ * A handle on a task queue in etcd (etcdlock_queue_open). Any number of threads may use it at
+ * once; it must not be freed while another thread is inside a call on it.
+ */
+typedef struct etcdlock_queue etcdlock_queue;
+
+/**
  * An instance kept registered: `<service>/<instance>` in etcd, on a lease of its own kept
  * alive in the background, registered again on a new lease when that one is lost, until
  * etcdlock_registration_close, etcdlock_registration_free, another registrant taking the name
@@ -267,6 +292,14 @@ typedef struct etcdlock_observer etcdlock_observer;
  * freed while another thread is inside a call on it.
  */
 typedef struct etcdlock_registration etcdlock_registration;
+
+/**
+ * A claimed task: its claim lives on the client's lease (TTL: the queue's), kept alive while
+ * the task is held. etcdlock_task_ack ends it by deleting the item, etcdlock_task_nack by
+ * giving it back; etcdlock_task_free without either gives it back. Its accessors may be called
+ * from any thread; it must not be freed while another thread uses it.
+ */
+typedef struct etcdlock_task etcdlock_task;
 
 /**
  * A resilient watch: resumes after disconnects without gaps or duplicates. One thread at a
@@ -558,6 +591,84 @@ typedef struct etcdlock_registration_event {
    */
   int64_t lease;
 } etcdlock_registration_event;
+
+/**
+ * Called once with the outcome of etcdlock_queue_claim_async: `status` ETCDLOCK_OK and the
+ * claimed task (the callee owns it: ack or nack it, then etcdlock_task_free), or an error
+ * status and NULL (the message is in etcdlock_last_error on this thread, during the call).
+ * Runs on a library thread under the rules of etcdlock_lock_cb: return quickly; blocking calls
+ * made from it return ETCDLOCK_E_WRONG_THREAD.
+ */
+typedef void (*etcdlock_task_cb)(void *user_data, int status, struct etcdlock_task *task);
+
+/**
+ * How many items of one priority are pending.
+ */
+typedef struct etcdlock_priority_count {
+  int32_t priority;
+  uint64_t count;
+} etcdlock_priority_count;
+
+/**
+ * A queue's items by state, read at one revision (written by etcdlock_queue_stats; in C a
+ * type and a function cannot share a name). Free with etcdlock_queue_counts_free.
+ */
+typedef struct etcdlock_queue_counts {
+  /**
+   * Claimable now.
+   */
+  uint64_t pending;
+  /**
+   * `pending` by priority, the highest priority first (`n_by_priority` entries).
+   */
+  const struct etcdlock_priority_count *by_priority;
+  size_t n_by_priority;
+  /**
+   * Put or given back with a delay that has not passed.
+   */
+  uint64_t delayed;
+  /**
+   * Held by a worker.
+   */
+  uint64_t claimed;
+  /**
+   * In the dead letters.
+   */
+  uint64_t dead;
+  /**
+   * The etcd revision the counts are at.
+   */
+  int64_t revision;
+} etcdlock_queue_counts;
+
+/**
+ * An item in the dead letters (past its last delivery). Pointers are valid until its
+ * etcdlock_dead_task_list is freed.
+ */
+typedef struct etcdlock_dead_task {
+  /**
+   * Its id, NUL-terminated.
+   */
+  const char *id;
+  /**
+   * `payload_len` bytes, not NUL-terminated.
+   */
+  const uint8_t *payload;
+  size_t payload_len;
+  /**
+   * The deliveries it had.
+   */
+  uint32_t attempts;
+  int32_t priority;
+} etcdlock_dead_task;
+
+/**
+ * A queue's dead letters, in id order (bytewise). Free with etcdlock_dead_task_list_free.
+ */
+typedef struct etcdlock_dead_task_list {
+  const struct etcdlock_dead_task *tasks;
+  size_t n_tasks;
+} etcdlock_dead_task_list;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1084,6 +1195,85 @@ int etcdlock_client_metrics_text(const struct etcdlock_client *client, char **ou
 void etcdlock_string_free(char *s);
 
 /**
+ * Claims the period's slot of the job `name` (a NUL-terminated lock name, not ending in '/'),
+ * run at most once per period of `every_ms` (at least 1000) across every caller that
+ * triggers it. The slot is the period boundary nearest the trigger time `at_unix_ms`
+ * (milliseconds since the epoch; 0 for now), so hosts whose clocks differ by less than half a
+ * period pick the same one. The claim is a try-lock on a lease of `ttl_s` seconds kept alive
+ * while the job runs; a done mark is kept `keep_periods` periods (at least 2).
+ *
+ * On ETCDLOCK_OK writes to `*out` the slot if this caller won it (the job is this caller's to
+ * run; free it with etcdlock_once_free after etcdlock_once_done or etcdlock_once_release), or
+ * NULL if the period's job is done or another caller runs it. A bad name, `every_ms` under
+ * 1000, `ttl_s` <= 0, `keep_periods` under 2 or a trigger time before 1970 (negative) is
+ * ETCDLOCK_E_INVALID_ARGUMENT with nothing written.
+ *
+ *     etcdlock_once_slot *slot = NULL;
+ *     if (etcdlock_once(client, "reports/daily", 86400000, 10, 0, 3, &slot) == ETCDLOCK_OK && slot) {
+ *         run_report(etcdlock_once_fencing_token(slot));   // fenced where it writes
+ *         etcdlock_once_done(slot);
+ *         etcdlock_once_free(slot);
+ *     }
+ */
+int etcdlock_once(struct etcdlock_client *client,
+                  const char *name,
+                  int64_t every_ms,
+                  int64_t ttl_s,
+                  int64_t at_unix_ms,
+                  uint32_t keep_periods,
+                  struct etcdlock_once_slot **out);
+
+/**
+ * The slot's index: its period boundary is `index * every_ms` after the epoch. 0 for NULL.
+ */
+int64_t etcdlock_once_index(const struct etcdlock_once_slot *slot);
+
+/**
+ * The claim's fencing token: larger for every later claim. 0 for NULL.
+ */
+int64_t etcdlock_once_fencing_token(const struct etcdlock_once_slot *slot);
+
+/**
+ * Cheap local check: neither done, released nor lost. false for NULL.
+ */
+bool etcdlock_once_is_held(const struct etcdlock_once_slot *slot);
+
+/**
+ * Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
+ */
+int etcdlock_once_lost_reason(const struct etcdlock_once_slot *slot);
+
+/**
+ * Registers `cb`, called once with `user_data` and an ETCDLOCK_LOST_* reason if the claim is
+ * lost while the job runs (another trigger may run it now), under the rules of
+ * etcdlock_lock_on_lost. No call happens after etcdlock_once_done, etcdlock_once_release or
+ * etcdlock_once_free has returned. ETCDLOCK_E_NOT_HELD once the slot was done or released.
+ */
+int etcdlock_once_on_lost(struct etcdlock_once_slot *slot, etcdlock_lost_cb cb, void *user_data);
+
+/**
+ * Marks the period's job done and ends the claim, in one transaction that applies only while
+ * the claim holds: later triggers in the period get NULL. ETCDLOCK_E_NOT_HELD, and nothing
+ * marked, if the claim was lost (the next trigger runs the job again) or already ended.
+ * Disarms the lost callback.
+ */
+int etcdlock_once_done(struct etcdlock_once_slot *slot);
+
+/**
+ * Ends the claim without marking the job done (the job failed): the next trigger in this
+ * period runs it. ETCDLOCK_E_NOT_HELD if the claim was lost or already ended. Disarms the lost
+ * callback.
+ */
+int etcdlock_once_release(struct etcdlock_once_slot *slot);
+
+/**
+ * Frees the slot. One neither done nor released is released first, as by
+ * etcdlock_once_release (in the background when called from a library thread). No lost
+ * callback runs after this returns. NULL is a no-op.
+ */
+void etcdlock_once_free(struct etcdlock_once_slot *slot);
+
+/**
  * Fills the first `struct_size` bytes of `opts` with the defaults (5 s timeouts, no user,
  * 256 requests in flight, no TLS) and sets `opts->struct_size`. Call it through the
  * `etcdlock_client_options_init(&opts)` macro, which passes `sizeof opts` as the program was
@@ -1317,6 +1507,210 @@ const char *etcdlock_status_str(int status);
  * clear the message.
  */
 size_t etcdlock_last_error(char *buf, size_t buf_len);
+
+/**
+ * Opens the task queue `name` (a NUL-terminated lock name, not ending in '/'): its claims live
+ * on leases of `ttl_s` seconds, kept alive while a task is held (how long a dead worker's item
+ * stays claimed), and an item is delivered at most `max_attempts` times (at least 1) before it
+ * goes to the dead letters. Sends nothing. A bad name, `ttl_s` <= 0 or `max_attempts` 0 is
+ * ETCDLOCK_E_INVALID_ARGUMENT, a closed client ETCDLOCK_E_CLOSED. On success writes the queue
+ * to `*out` (free it with etcdlock_queue_free).
+ *
+ *     etcdlock_queue *q = NULL;
+ *     if (etcdlock_queue_open(client, "jobs/resize", 10, 5, &q) == ETCDLOCK_OK) { ... }
+ */
+int etcdlock_queue_open(struct etcdlock_client *client,
+                        const char *name,
+                        int64_t ttl_s,
+                        uint32_t max_attempts,
+                        struct etcdlock_queue **out);
+
+/**
+ * Adds an item: `payload` (`payload_len` bytes, at most ETCDLOCK_MAX_TASK_PAYLOAD_LEN; NULL
+ * with length 0 for an empty one) with the id `id` (a NUL-terminated UTF-8 string of 1 to
+ * ETCDLOCK_MAX_TASK_ID_LEN bytes without a newline; NULL for a random one). A put with the id
+ * of an item that exists (pending, claimed, delayed or dead) changes nothing and succeeds.
+ * Higher `priority` first; in one priority, in the order etcd committed the puts. Not
+ * claimable before `delay_ms` (0: at once; timed by an etcd lease, so rounded up to whole
+ * seconds). Bad arguments (a negative delay, one over etcd's largest TTL, too large a
+ * payload, a bad id) are ETCDLOCK_E_INVALID_ARGUMENT with nothing written.
+ *
+ * `id_out` (nullable): on success, the item's id as a new NUL-terminated string (free it
+ * with etcdlock_string_free).
+ */
+int etcdlock_queue_put(struct etcdlock_queue *queue,
+                       const uint8_t *payload,
+                       size_t payload_len,
+                       const char *id,
+                       int32_t priority,
+                       int64_t delay_ms,
+                       char **id_out);
+
+/**
+ * Claims the oldest available item of the highest priority, on this client's lease for the
+ * queue's TTL, and writes the task to `*out`. Waiting workers are served in the order they
+ * began waiting.
+ *
+ * `timeout_ms`: 0 tries once (ETCDLOCK_E_WOULD_BLOCK when nothing is available),
+ * ETCDLOCK_WAIT_FOREVER waits until an item comes, otherwise ETCDLOCK_E_LOCK_TIMEOUT when it
+ * passes. `cancel` (nullable): etcdlock_cancel_trigger makes the wait fail with
+ * ETCDLOCK_E_CANCELLED, leaving nothing behind. `worker` (`worker_len` bytes, at most 4096;
+ * NULL with length 0 for none) is stored in the claim key, for `etcdlock status` to show who
+ * works on what (a host, a pid).
+ */
+int etcdlock_queue_claim(struct etcdlock_queue *queue,
+                         int64_t timeout_ms,
+                         const struct etcdlock_cancel *cancel,
+                         const uint8_t *worker,
+                         size_t worker_len,
+                         struct etcdlock_task **out);
+
+/**
+ * Starts etcdlock_queue_claim (same arguments and semantics) without blocking, under the rules
+ * of etcdlock_lock_acquire_async: returns ETCDLOCK_OK at once and calls `cb` exactly once
+ * later with the task or the failure (also ETCDLOCK_E_CLOSED when the client is freed or
+ * etcdlock_shutdown runs first, and before etcdlock_client_free returns). A triggered
+ * `cancel` makes it ETCDLOCK_E_CANCELLED, leaving nothing behind. Bad arguments return their
+ * status here, and then `cb` is never called. `cb` must not be NULL.
+ */
+int etcdlock_queue_claim_async(struct etcdlock_queue *queue,
+                               int64_t timeout_ms,
+                               const struct etcdlock_cancel *cancel,
+                               const uint8_t *worker,
+                               size_t worker_len,
+                               etcdlock_task_cb cb,
+                               void *user_data);
+
+/**
+ * Counts the queue's pending (by priority), delayed, claimed and dead items, read at one
+ * revision, and writes them to `*out` (free with etcdlock_queue_counts_free).
+ */
+int etcdlock_queue_stats(struct etcdlock_queue *queue, struct etcdlock_queue_counts **out);
+
+/**
+ * Frees what etcdlock_queue_stats wrote. NULL is a no-op.
+ */
+void etcdlock_queue_counts_free(struct etcdlock_queue_counts *counts);
+
+/**
+ * Lists the queue's dead letters and writes them to `*out` (free with
+ * etcdlock_dead_task_list_free; it may be empty). A dead letter whose id holds a NUL (not
+ * one this library wrote: puts refuse such ids) is left out.
+ */
+int etcdlock_queue_dead(struct etcdlock_queue *queue, struct etcdlock_dead_task_list **out);
+
+/**
+ * Frees what etcdlock_queue_dead wrote. NULL is a no-op.
+ */
+void etcdlock_dead_task_list_free(struct etcdlock_dead_task_list *list);
+
+/**
+ * Puts the dead item `id` (a NUL-terminated string) back at the end of its priority, its
+ * attempts at 0. `found` (nullable): on success, whether a dead item had that id (false:
+ * nothing changed).
+ */
+int etcdlock_queue_requeue_dead(struct etcdlock_queue *queue, const char *id, bool *found);
+
+/**
+ * Deletes the dead item `id` (a NUL-terminated string). `found` (nullable): on success,
+ * whether a dead item had that id (false: nothing changed).
+ */
+int etcdlock_queue_delete_dead(struct etcdlock_queue *queue, const char *id, bool *found);
+
+/**
+ * Frees the queue handle (its tasks live on: they are handles of their own). No other thread
+ * may be inside a call on it. NULL is a no-op.
+ */
+void etcdlock_queue_free(struct etcdlock_queue *queue);
+
+/**
+ * The task's id, NUL-terminated, valid until the task is freed. NULL for NULL.
+ */
+const char *etcdlock_task_id(const struct etcdlock_task *task);
+
+/**
+ * The task's payload, `*len` bytes, not NUL-terminated; valid until the task is freed. NULL
+ * for a NULL task (`len` may be NULL).
+ */
+const uint8_t *etcdlock_task_payload(const struct etcdlock_task *task, size_t *len);
+
+/**
+ * The item's priority. 0 for NULL.
+ */
+int32_t etcdlock_task_priority(const struct etcdlock_task *task);
+
+/**
+ * The item's deliveries so far, this one included (1 the first time). 0 for NULL.
+ */
+uint32_t etcdlock_task_attempts(const struct etcdlock_task *task);
+
+/**
+ * The claim's fencing token (the claim key's create revision): larger for every later claim
+ * of any item. 0 for NULL.
+ */
+int64_t etcdlock_task_fencing_token(const struct etcdlock_task *task);
+
+/**
+ * Cheap local check: neither acked, nacked nor lost. false for NULL.
+ */
+bool etcdlock_task_is_held(const struct etcdlock_task *task);
+
+/**
+ * Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
+ */
+int etcdlock_task_lost_reason(const struct etcdlock_task *task);
+
+/**
+ * Registers `cb`, called once with `user_data` and an ETCDLOCK_LOST_* reason when the claim
+ * is lost (not when the task is acked or nacked), under the rules of etcdlock_lock_on_lost.
+ * No call happens after etcdlock_task_ack, etcdlock_task_nack or etcdlock_task_free has
+ * returned. ETCDLOCK_E_NOT_HELD once the task was acked or nacked.
+ */
+int etcdlock_task_on_lost(struct etcdlock_task *task, etcdlock_lost_cb cb, void *user_data);
+
+/**
+ * Writes `value` at `key` only while the claim holds, checked by etcd atomically with the
+ * write (ETCDLOCK_E_NOT_HELD otherwise, nothing written): etcdlock_put's `if_held` for a
+ * task. A key under the queue's own `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_task_put(struct etcdlock_task *task,
+                      const uint8_t *key,
+                      size_t key_len,
+                      const uint8_t *value,
+                      size_t value_len);
+
+/**
+ * Deletes `key` only while the claim holds (ETCDLOCK_E_NOT_HELD otherwise, nothing deleted).
+ * A key under the queue's own `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_task_delete(struct etcdlock_task *task, const uint8_t *key, size_t key_len);
+
+/**
+ * Acks the task: deletes the item and its claim in one transaction that applies only while the
+ * claim holds. ETCDLOCK_E_NOT_HELD with nothing changed if the claim was lost (the item is
+ * claimable again) or the task already acked or nacked. `revision` (nullable): on success, the
+ * ack's etcd revision. Disarms the lost callback.
+ *
+ * (The core can commit writes of the caller's own in the ack's transaction; this C API has no
+ * operation list yet: write results with etcdlock_task_put before the ack, fenced the same way.)
+ */
+int etcdlock_task_ack(struct etcdlock_task *task, int64_t *revision);
+
+/**
+ * Gives the item back: claimable at once (`delay_ms` 0) or not before `delay_ms` (timed by an
+ * etcd lease: whole seconds, rounded up). After its last delivery (the queue's
+ * `max_attempts`) it goes to the dead letters instead. ETCDLOCK_E_NOT_HELD if the claim was
+ * lost or the task already acked or nacked; a negative delay is ETCDLOCK_E_INVALID_ARGUMENT.
+ * Disarms the lost callback.
+ */
+int etcdlock_task_nack(struct etcdlock_task *task, int64_t delay_ms);
+
+/**
+ * Frees the task. One neither acked nor nacked is given back first, as by etcdlock_task_nack
+ * with no delay (in the background when called from a library thread). No lost callback runs
+ * after this returns. NULL is a no-op.
+ */
+void etcdlock_task_free(struct etcdlock_task *task);
 
 /**
  * Watches `key` (or with `prefix`, every key starting with it; an empty key with `prefix`

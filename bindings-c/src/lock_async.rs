@@ -122,7 +122,7 @@ pub unsafe extern "C" fn etcdlock_lock_release_async(lock: *mut etcdlock_lock, c
     })
 }
 
-fn failed(f: &Failure) -> c_int {
+pub(crate) fn failed(f: &Failure) -> c_int {
     set_last_error(&f.message);
     f.status
 }
@@ -179,7 +179,7 @@ impl UserData {
 /// Runs `fut` on the shared runtime and hands its outcome to `deliver` exactly once (core's
 /// `spawn_call`: also CLOSED if the runtime shuts down first, INTERNAL if it panicked),
 /// counted as owed to `callbacks` until `deliver` has returned.
-fn spawn<T: Send + 'static>(
+pub(crate) fn spawn<T: Send + 'static>(
     callbacks: &Arc<Callbacks>,
     user_data: *mut c_void,
     fut: impl Future<Output = etcdlock::Result<T>> + Send + 'static,

@@ -17,7 +17,9 @@ mod kv;
 mod lease;
 mod lock;
 mod log;
+mod once;
 mod registry;
+mod tasks;
 mod watch;
 
 use jni::sys::{jint, JNI_VERSION_1_8};

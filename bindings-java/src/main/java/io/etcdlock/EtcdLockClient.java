@@ -131,6 +131,56 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
+     * The task queue {@code name}: items put by any process, claimed by one worker at a time on
+     * its lease, durable until acked. Sends nothing.
+     *
+     * @param name the queue's name (as a lock name; its keys are under {@code <name>/})
+     * @param options the claims' TTL, the deliveries an item gets, the worker value
+     * @return the queue
+     * @throws IllegalArgumentException for a bad name, TTL, {@code maxAttempts} under 1 or a worker
+     *     value over 4096 bytes (nothing sent)
+     * @throws ClosedException if the client is closed
+     */
+    public TaskQueue queue(String name, QueueOptions options) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(options, "options");
+        long q = handle.with(c -> Native.queueOpen(c, name, options.ttlSeconds, options.maxAttempts, options.worker));
+        Logging.refresh();
+        return new TaskQueue(new NativeHandle(q, Native::queueFree, "task queue"), name, this);
+    }
+
+    /**
+     * Claims the period's slot of the once-per-period job {@code name}: the job runs in at most
+     * one caller per period, across every host that triggers it. The slot is the period boundary
+     * nearest the trigger time; the claim is a try-lock on this client's lease, kept alive while
+     * the job runs.
+     *
+     * <pre>{@code
+     * Optional<OnceSlot> won = client.once("reports/daily", OnceOptions.every(Duration.ofDays(1)));
+     * if (won.isPresent()) {
+     *     try (OnceSlot slot = won.get()) {   // marks the period done at the end of the block
+     *         runReport(slot.fencingToken());
+     *     }
+     * }
+     * }</pre>
+     *
+     * @param name the job's name (as a lock name)
+     * @param options the period, the claim TTL, the trigger time, how long done marks are kept
+     * @return the slot if this caller won it (the job is this caller's to run); empty if the
+     *     period's job is done or another caller runs it
+     * @throws IllegalArgumentException for a bad name, a period under 1 s, a TTL under 1 s, done
+     *     marks kept under 2 periods or a trigger time before 1970 (nothing written)
+     */
+    public Optional<OnceSlot> once(String name, OnceOptions options) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(options, "options");
+        long at = epochMillis(options.at);
+        Logging.refresh();
+        long s = handle.with(c -> Native.onceClaim(c, name, options.everyMs, options.ttlSeconds, options.at != null, at, options.keepPeriods));
+        return s == 0 ? Optional.empty() : Optional.of(new OnceSlot(new NativeHandle(s, Native::slotFree, "once slot"), name, this));
+    }
+
+    /**
      * The instances of {@code service} now (one read), whoever registered them.
      *
      * @param service the service's name
@@ -355,6 +405,14 @@ public final class EtcdLockClient implements AutoCloseable {
             throw new IllegalArgumentException("a key must not be empty");
         }
         return key.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static long epochMillis(java.time.Instant at) {
+        try {
+            return at == null ? 0 : at.toEpochMilli();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("the trigger time is out of range: " + at);
+        }
     }
 
     private static long millis(Duration d) {

@@ -139,4 +139,71 @@ final class Native {
     static native void registrationFree(long registration);
 
     static native Instances instances(long client, String service);
+
+    /** The task queue {@code name}; checks everything a claim would, sends nothing. */
+    static native long queueOpen(long client, String name, long ttlSeconds, int maxAttempts, byte[] worker);
+
+    static native void queueFree(long queue);
+
+    /** Puts an item ({@code id} null: a random one); its id. */
+    static native String queuePut(long queue, byte[] payload, String id, int priority, long delayMs);
+
+    /** Returns a cancel token handle; the outcome goes to {@code call.done} once, later. */
+    static native long queueClaim(long queue, long timeoutMs, ClaimCall call);
+
+    /** {@code [pending, delayed, claimed, dead, revision, priority, count, ...]}, the highest priority first. */
+    static native long[] queueStats(long queue);
+
+    static native DeadTask[] queueDead(long queue);
+
+    static native boolean queueRequeueDead(long queue, String id);
+
+    static native boolean queueDeleteDead(long queue, String id);
+
+    static native String taskId(long task);
+
+    static native byte[] taskPayload(long task);
+
+    static native int taskPriority(long task);
+
+    static native int taskAttempts(long task);
+
+    static native long taskFencingToken(long task);
+
+    static native boolean taskIsHeld(long task);
+
+    static native String taskLostReason(long task);
+
+    static native void taskOnLost(long task, LostSink sink);
+
+    static native long taskPut(long task, byte[] key, byte[] value);
+
+    static native long taskDelete(long task, byte[] key);
+
+    static native long taskAck(long task);
+
+    static native void taskNack(long task, long delayMs);
+
+    /** Gives the task back first if neither acked nor nacked. */
+    static native void taskFree(long task);
+
+    /** The slot's handle if this caller won it, 0 if not ({@code hasAt} false: now). */
+    static native long onceClaim(long client, String name, long everyMs, long ttlSeconds, boolean hasAt, long atMs, int keepPeriods);
+
+    static native long slotIndex(long slot);
+
+    static native long slotFencingToken(long slot);
+
+    static native boolean slotIsHeld(long slot);
+
+    static native String slotLostReason(long slot);
+
+    static native void slotOnLost(long slot, LostSink sink);
+
+    static native void slotDone(long slot);
+
+    static native void slotRelease(long slot);
+
+    /** Releases the slot first if neither done nor released. */
+    static native void slotFree(long slot);
 }

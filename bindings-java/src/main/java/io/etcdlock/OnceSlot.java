@@ -1,0 +1,154 @@
+package io.etcdlock;
+
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * The period's slot of a once-per-period job, won by this caller ({@link EtcdLockClient#once}):
+ * run the job, then {@link #done()}; or {@link #release()} when it failed, to let the next trigger
+ * in the period run it. {@link #close()} marks it done unless it was done or released, so
+ * {@code try (OnceSlot s = won.get()) { ... }} marks the period done at the end of the block
+ * (release it in the block when the job fails). A slot nobody closed is released when it is
+ * garbage collected, and so is one whose winner dies. Thread-safe.
+ */
+public final class OnceSlot implements AutoCloseable {
+    private final NativeHandle handle;
+    private final String name;
+    /** Keeps the client (closed when collected) alive as long as the slot. */
+    private final EtcdLockClient client;
+    private final long slot;
+    private final long fencingToken;
+    private final LostSink lost = new LostSink();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    OnceSlot(NativeHandle handle, String name, EtcdLockClient client) {
+        this.handle = handle;
+        this.name = name;
+        this.client = client;
+        this.slot = handle.with(Native::slotIndex);
+        this.fencingToken = handle.with(Native::slotFencingToken);
+    }
+
+    /** @return the job's name */
+    public String name() {
+        return name;
+    }
+
+    /** @return the slot's index: its period boundary is {@code slot * every} after the epoch */
+    public long slot() {
+        return slot;
+    }
+
+    /** @return the claim's fencing token: larger for every later claim */
+    public long fencingToken() {
+        return fencingToken;
+    }
+
+    /** @return whether the claim is still held as far as this process knows (neither done, released nor lost) */
+    public boolean isHeld() {
+        try {
+            return handle.with(Native::slotIsHeld);
+        } catch (ClosedException e) {
+            return false;
+        }
+    }
+
+    /** @return why the claim was lost, if it was */
+    public Optional<String> lostReason() {
+        try {
+            return Optional.ofNullable(handle.with(Native::slotLostReason));
+        } catch (ClosedException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Calls {@code callback} with the reason once the claim is lost while the job runs (another
+     * trigger may run it now); on an etcdlock callback thread, at once if it is lost already.
+     *
+     * @param callback called once with the reason
+     * @throws NotHeldException if the slot was done or released
+     */
+    public void onLost(Consumer<String> callback) {
+        try {
+            lost.add(callback, () -> handle.run(s -> Native.slotOnLost(s, lost)));
+        } catch (ClosedException e) {
+            throw notHeld();
+        }
+    }
+
+    /**
+     * Marks the period's job done and ends the claim, in one transaction that applies only while
+     * the claim holds: later triggers in the period get nothing.
+     *
+     * @throws NotHeldException if the claim was lost (the next trigger runs the job again) or
+     *     already ended; nothing marked
+     */
+    public void done() {
+        ended.set(true);
+        run(Native::slotDone);
+    }
+
+    /**
+     * Ends the claim without marking the job done (it failed): the next trigger in this period
+     * runs it.
+     *
+     * @throws NotHeldException if the claim was lost or already ended
+     */
+    public void release() {
+        ended.set(true);
+        run(Native::slotRelease);
+    }
+
+    /**
+     * Marks the period done unless the slot was done or released, and frees it. Idempotent.
+     *
+     * @throws LockLostException if the claim was lost before (nothing marked: another trigger may
+     *     run the job; suppressed in try-with-resources by an exception the block threw)
+     */
+    @Override
+    public void close() {
+        if (closed.getAndSet(true)) {
+            return;
+        }
+        String lostWhy = null;
+        try {
+            if (!ended.get()) {
+                try {
+                    done();
+                } catch (NotHeldException e) {
+                    lostWhy = lostReason().orElse("not held");
+                } catch (ClosedException e) {
+                    // The client closed first: the claim ended with its lease.
+                }
+            }
+        } finally {
+            handle.close();
+        }
+        if (lostWhy != null) {
+            throw new LockLostException("the slot " + slot + " of " + name + " was lost before it was closed (" + lostWhy + "): not marked done");
+        }
+    }
+
+    private void run(java.util.function.LongConsumer call) {
+        try {
+            handle.run(call);
+        } catch (ClosedException e) {
+            if (client.isClosed()) {
+                throw e;
+            }
+            throw notHeld();
+        }
+    }
+
+    private NotHeldException notHeld() {
+        return new NotHeldException("the slot " + slot + " of " + name + " was closed");
+    }
+
+    @Override
+    public String toString() {
+        return "OnceSlot{" + name + " #" + slot + ", token=" + fencingToken + "}";
+    }
+}
