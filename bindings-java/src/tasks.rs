@@ -6,7 +6,7 @@ use crate::boundary::{self, entry, invalid, JResult};
 use crate::callback::{self, LostWatcher};
 use crate::client::ClientHandle;
 use etcdlock::{CancellationToken, ClaimOptions, Client, Error, ErrorKind, QueueOptions, Task, TaskOptions, TaskQueue};
-use jni::objects::{JByteArray, JClass, JObject, JString, JValue};
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString, JValue};
 use jni::sys::{jboolean, jbyteArray, jint, jlong, jlongArray, jobjectArray, jstring};
 use jni::JNIEnv;
 use std::sync::Arc;
@@ -275,15 +275,42 @@ pub extern "system" fn Java_io_etcdlock_Native_taskDelete<'l>(mut env: JNIEnv<'l
     })
 }
 
-/// Acks (deletes the item and its claim, fenced): the revision. Disarms the lost callback.
+/// Acks (deletes the item and its claim, fenced), with the caller's puts (`keys[i]` =
+/// `values[i]`) and deletes in the same Txn: the revision. Disarms the lost callback.
 #[no_mangle]
-pub extern "system" fn Java_io_etcdlock_Native_taskAck<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jlong {
-    entry(&mut env, 0, |_| {
+pub extern "system" fn Java_io_etcdlock_Native_taskAck<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    h: jlong,
+    put_keys: JObjectArray<'l>,
+    put_values: JObjectArray<'l>,
+    delete_keys: JObjectArray<'l>,
+) -> jlong {
+    entry(&mut env, 0, |env| {
+        let (keys, values, deletes) = (byte_arrays(env, &put_keys)?, byte_arrays(env, &put_values)?, byte_arrays(env, &delete_keys)?);
+        if keys.len() != values.len() {
+            return Err(invalid("as many put keys as values"));
+        }
+        let ops: Vec<etcdlock::Op> = keys.into_iter().zip(values).map(|(k, v)| etcdlock::Op::put(k, v)).chain(deletes.into_iter().map(etcdlock::Op::delete)).collect();
         let t = task(h)?;
         t.watcher.disarm();
         let held = t.task.clone();
-        boundary::block(async move { held.ack().await })
+        boundary::block(async move { held.ack_with(&ops).await })
     })
+}
+
+/// A byte[][] argument; null is empty.
+fn byte_arrays(env: &mut JNIEnv, a: &JObjectArray) -> JResult<Vec<Vec<u8>>> {
+    if a.is_null() {
+        return Ok(Vec::new());
+    }
+    let n = env.get_array_length(a)?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let b = JByteArray::from(env.get_object_array_element(a, i)?);
+        out.push(boundary::bytes(env, &b)?);
+    }
+    Ok(out)
 }
 
 /// Gives the item back, not claimable before `delay_ms` (0: at once). Disarms the lost callback.

@@ -180,7 +180,7 @@ final class Native {
 
     static native long taskDelete(long task, byte[] key);
 
-    static native long taskAck(long task);
+    static native long taskAck(long task, byte[][] putKeys, byte[][] putValues, byte[][] deleteKeys);
 
     static native void taskNack(long task, long delayMs);
 

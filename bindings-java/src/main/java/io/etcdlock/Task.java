@@ -2,6 +2,9 @@ package io.etcdlock;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -139,16 +142,39 @@ public final class Task implements AutoCloseable {
 
     /**
      * Acks: deletes the item and its claim in one transaction that applies only while the claim
-     * holds. (The core can commit writes of the caller's own in the same transaction; this binding
-     * has no operation list for it yet: write results with {@link #putIfHeld} first.)
+     * holds.
      *
      * @return the revision of the ack
      * @throws NotHeldException if the claim was lost (the item is claimable again) or the task was
      *     already acked or nacked; nothing changed
      */
     public long ack() {
+        return ack(Map.of(), List.of());
+    }
+
+    /**
+     * Acks with writes of your own in the same transaction: the result is stored and the item
+     * acked together, only while the claim holds, or neither.
+     *
+     * @param puts keys (not under the queue's own {@code <name>/} prefix) and their values
+     * @param deletes keys to delete
+     * @return the revision of the ack
+     * @throws NotHeldException if the claim was lost or the task already ended; nothing is written
+     * @throws IllegalArgumentException for an empty key or one under the queue's prefix
+     */
+    public long ack(Map<String, byte[]> puts, Collection<String> deletes) {
+        Objects.requireNonNull(puts, "puts");
+        Objects.requireNonNull(deletes, "deletes");
+        byte[][] keys = new byte[puts.size()][];
+        byte[][] values = new byte[puts.size()][];
+        int i = 0;
+        for (Map.Entry<String, byte[]> e : puts.entrySet()) {
+            keys[i] = key(e.getKey());
+            values[i++] = Objects.requireNonNull(e.getValue(), "a put's value");
+        }
+        byte[][] dels = deletes.stream().map(Task::key).toArray(byte[][]::new);
         ended.set(true);
-        return withHandle(Native::taskAck);
+        return withHandle(t -> Native.taskAck(t, keys, values, dels));
     }
 
     /**

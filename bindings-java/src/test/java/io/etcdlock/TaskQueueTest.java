@@ -135,8 +135,7 @@ class TaskQueueTest {
         Etcd.etcdctl("del", "--prefix", name + "/");
     }
 
-    // covers: QUEUE-ACK-001 (Java acks without writes of their own: the result goes first with
-    // the fenced putIfHeld, which fails with the ack once the claim is lost)
+    // covers: QUEUE-ACK-001
     @Test
     void closeAcksAndWritesAreFencedAndALostClaimWritesNothing() throws Exception {
         String name = Etcd.uniqueName("q-ack");
@@ -177,18 +176,18 @@ class TaskQueueTest {
             assertFalse(again.isHeld());
             assertTrue(again.lostReason().isPresent());
             assertThrows(NotHeldException.class, () -> again.putIfHeld(results + "boom", bytes("late")));
-            assertThrows(NotHeldException.class, again::ack);
+            assertThrows(NotHeldException.class, () -> again.ack(Map.of(results + "boom", bytes("late")), List.of()));
             assertEquals(Optional.empty(), c.get(results + "boom"));
             Task last = q.claim(Duration.ofSeconds(5));
             assertEquals(3, last.attempts());
             assertTrue(last.fencingToken() > again.fencingToken());
             assertThrows(NotHeldException.class, () -> again.deleteIfHeld(results + "img-17"));
             again.close(); // its failed ack ended it: close only frees it
-            last.putIfHeld(results + "boom", bytes("ok"));
-            last.deleteIfHeld(results + "img-17");
             // A task's writes stay out of the queue's own keys.
             assertThrows(IllegalArgumentException.class, () -> last.putIfHeld(name + "/items/x", bytes("v")));
-            assertTrue(last.ack() > last.fencingToken());
+            assertThrows(IllegalArgumentException.class, () -> last.ack(Map.of(name + "/items/x", bytes("v")), List.of()));
+            // The result and the ack in one transaction.
+            assertTrue(last.ack(Map.of(results + "boom", bytes("ok")), List.of(results + "img-17")) > last.fencingToken());
             assertThrows(NotHeldException.class, last::ack);
             assertThrows(NotHeldException.class, last::nack);
             assertThrows(NotHeldException.class, () -> last.onLost(r -> { }));
