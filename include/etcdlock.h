@@ -214,6 +214,16 @@
 #define ETCDLOCK_MAX_TASK_ID_LEN 256
 
 /**
+ * An etcdlock_op's kind: a put of `value` at `key`.
+ */
+#define ETCDLOCK_OP_PUT 0
+
+/**
+ * An etcdlock_op's kind: a delete of `key` (`value` unused).
+ */
+#define ETCDLOCK_OP_DELETE 1
+
+/**
  * A key was created or changed.
  */
 #define ETCDLOCK_EVENT_PUT 1
@@ -669,6 +679,23 @@ typedef struct etcdlock_dead_task_list {
   const struct etcdlock_dead_task *tasks;
   size_t n_tasks;
 } etcdlock_dead_task_list;
+
+/**
+ * One write of the caller's own in an ack's transaction (etcdlock_task_ack_with).
+ */
+typedef struct etcdlock_op {
+  /**
+   * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
+   */
+  int kind;
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The put's value (NULL only with `value_len` 0).
+   */
+  const uint8_t *value;
+  size_t value_len;
+} etcdlock_op;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1690,11 +1717,19 @@ int etcdlock_task_delete(struct etcdlock_task *task, const uint8_t *key, size_t 
  * claim holds. ETCDLOCK_E_NOT_HELD with nothing changed if the claim was lost (the item is
  * claimable again) or the task already acked or nacked. `revision` (nullable): on success, the
  * ack's etcd revision. Disarms the lost callback.
- *
- * (The core can commit writes of the caller's own in the ack's transaction; this C API has no
- * operation list yet: write results with etcdlock_task_put before the ack, fenced the same way.)
  */
 int etcdlock_task_ack(struct etcdlock_task *task, int64_t *revision);
+
+/**
+ * etcdlock_task_ack with `n_ops` writes of the caller's own (`ops`, NULL only with 0) in the
+ * same transaction: the result stored and the item acked together, or neither. A key under the
+ * queue's own `<name>/`, an empty key or an unknown kind is ETCDLOCK_E_INVALID_ARGUMENT, nothing
+ * changed (the task still held).
+ */
+int etcdlock_task_ack_with(struct etcdlock_task *task,
+                           const struct etcdlock_op *ops,
+                           size_t n_ops,
+                           int64_t *revision);
 
 /**
  * Gives the item back: claimable at once (`delay_ms` 0) or not before `delay_ms` (timed by an

@@ -482,20 +482,63 @@ pub unsafe extern "C" fn etcdlock_task_delete(task: *mut etcdlock_task, key: *co
     })
 }
 
+/// An etcdlock_op's kind: a put of `value` at `key`.
+pub const ETCDLOCK_OP_PUT: c_int = 0;
+/// An etcdlock_op's kind: a delete of `key` (`value` unused).
+pub const ETCDLOCK_OP_DELETE: c_int = 1;
+
+/// One write of the caller's own in an ack's transaction (etcdlock_task_ack_with).
+#[repr(C)]
+pub struct etcdlock_op {
+    /// ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
+    pub kind: c_int,
+    pub key: *const u8,
+    pub key_len: usize,
+    /// The put's value (NULL only with `value_len` 0).
+    pub value: *const u8,
+    pub value_len: usize,
+}
+
 /// Acks the task: deletes the item and its claim in one transaction that applies only while the
 /// claim holds. ETCDLOCK_E_NOT_HELD with nothing changed if the claim was lost (the item is
 /// claimable again) or the task already acked or nacked. `revision` (nullable): on success, the
 /// ack's etcd revision. Disarms the lost callback.
-///
-/// (The core can commit writes of the caller's own in the ack's transaction; this C API has no
-/// operation list yet: write results with etcdlock_task_put before the ack, fenced the same way.)
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_task_ack(task: *mut etcdlock_task, revision: *mut i64) -> c_int {
+    unsafe { etcdlock_task_ack_with(task, std::ptr::null(), 0, revision) }
+}
+
+/// etcdlock_task_ack with `n_ops` writes of the caller's own (`ops`, NULL only with 0) in the
+/// same transaction: the result stored and the item acked together, or neither. A key under the
+/// queue's own `<name>/`, an empty key or an unknown kind is ETCDLOCK_E_INVALID_ARGUMENT, nothing
+/// changed (the task still held).
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_task_ack_with(task: *mut etcdlock_task, ops: *const etcdlock_op, n_ops: usize, revision: *mut i64) -> c_int {
     ffi::status(|| {
         let t = unsafe { ffi::arg(task, "task") }?;
+        let raw: &[etcdlock_op] = if ops.is_null() {
+            if n_ops != 0 {
+                return Err(invalid("ops is NULL with a non-zero count"));
+            }
+            &[]
+        } else {
+            // SAFETY: the caller gives `n_ops` readable ops at `ops`.
+            unsafe { std::slice::from_raw_parts(ops, n_ops) }
+        };
+        let mut list = Vec::with_capacity(raw.len());
+        for op in raw {
+            let key = unsafe { ffi::bytes(op.key, op.key_len, "an op's key") }?.to_vec();
+            list.push(match op.kind {
+                ETCDLOCK_OP_PUT => etcdlock::Op::put(key, unsafe { ffi::bytes(op.value, op.value_len, "an op's value") }?.to_vec()),
+                ETCDLOCK_OP_DELETE => etcdlock::Op::delete(key),
+                k => return Err(invalid(format!("an op's kind must be ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE, got {k}"))),
+            });
+        }
         let task = t.task.clone();
-        let r = ffi::block(async move { task.ack().await });
-        t.end(&r);
+        let r = ffi::block(async move { task.ack_with(&list).await });
+        if !r.as_ref().is_err_and(|e| e.status == crate::status::ETCDLOCK_E_INVALID_ARGUMENT) {
+            t.end(&r);
+        }
         let rev = r?;
         if let Some(out) = unsafe { revision.as_mut() } {
             *out = rev;

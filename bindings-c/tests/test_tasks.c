@@ -185,8 +185,13 @@ static void on_lost(void *user, int reason) {
     atomic_fetch_add(&l->calls, 1);
 }
 
-/* covers: QUEUE-ACK-001 (C acks without writes of their own: the result goes first with the
- * fenced etcdlock_task_put, which fails with the ack once the claim is lost) */
+/* An etcdlock_op for a NUL-terminated key (and value). */
+static etcdlock_op op(int kind, const char *key, const char *value) {
+    etcdlock_op o = {kind, (const uint8_t *)key, strlen(key), (const uint8_t *)value, value ? strlen(value) : 0};
+    return o;
+}
+
+/* covers: QUEUE-ACK-001 */
 static void test_ack_and_fenced_writes_with_a_lost_claim(void) {
     etcdlock_client *c = connect_client(); /* own client: its claim lease gets revoked */
     char name[128], prefix[140], result[160], claims[160], inside[160];
@@ -216,7 +221,8 @@ static void test_ack_and_fenced_writes_with_a_lost_claim(void) {
     CHECK(atomic_load(&lost.calls) == 1);
     CHECK(!etcdlock_task_is_held(t) && etcdlock_task_lost_reason(t) != 0);
     CHECK_RC(etcdlock_task_put(t, K(result), K("late")), ETCDLOCK_E_NOT_HELD);
-    CHECK_RC(etcdlock_task_ack(t, NULL), ETCDLOCK_E_NOT_HELD);
+    etcdlock_op late = op(ETCDLOCK_OP_PUT, result, "late");
+    CHECK_RC(etcdlock_task_ack_with(t, &late, 1, NULL), ETCDLOCK_E_NOT_HELD);
     CHECK(value_equals(c, result, NULL));
     etcdlock_task *t2 = NULL;
     CHECK_RC(etcdlock_queue_claim(q, 5000, NULL, K("worker-2"), &t2), ETCDLOCK_OK);
@@ -224,12 +230,20 @@ static void test_ack_and_fenced_writes_with_a_lost_claim(void) {
     CHECK(strcmp(etcdlock_task_id(t2), "1") == 0 && etcdlock_task_attempts(t2) == 2);
     CHECK(etcdlock_task_fencing_token(t2) > etcdlock_task_fencing_token(t));
     etcdlock_task_free(t); /* lost: gives nothing back */
-    CHECK_RC(etcdlock_task_put(t2, K(result), K("ok")), ETCDLOCK_OK);
-    /* A task's writes stay out of the queue's own keys. */
+    CHECK_RC(etcdlock_task_put(t2, K(result), K("first")), ETCDLOCK_OK);
+    /* A task's writes stay out of the queue's own keys; bad ops change nothing. */
     CHECK_RC(etcdlock_task_put(t2, K(inside), K("v")), ETCDLOCK_E_INVALID_ARGUMENT);
     CHECK_RC(etcdlock_task_delete(t2, K(inside)), ETCDLOCK_E_INVALID_ARGUMENT);
+    etcdlock_op bad[2] = {op(ETCDLOCK_OP_PUT, result, "x"), op(ETCDLOCK_OP_PUT, inside, "v")};
+    CHECK_RC(etcdlock_task_ack_with(t2, bad, 2, NULL), ETCDLOCK_E_INVALID_ARGUMENT);
+    bad[1].kind = 7;
+    CHECK_RC(etcdlock_task_ack_with(t2, bad, 2, NULL), ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK_RC(etcdlock_task_ack_with(t2, NULL, 1, NULL), ETCDLOCK_E_INVALID_ARGUMENT);
+    CHECK(etcdlock_task_is_held(t2) && value_equals(c, result, "first"));
+    /* The result and the ack in one transaction. */
+    etcdlock_op with = op(ETCDLOCK_OP_PUT, result, "ok");
     int64_t rev = 0;
-    CHECK_RC(etcdlock_task_ack(t2, &rev), ETCDLOCK_OK);
+    CHECK_RC(etcdlock_task_ack_with(t2, &with, 1, &rev), ETCDLOCK_OK);
     CHECK(rev > etcdlock_task_fencing_token(t2));
     CHECK(!etcdlock_task_is_held(t2));
     CHECK_RC(etcdlock_task_ack(t2, NULL), ETCDLOCK_E_NOT_HELD); /* a second ack */
@@ -242,9 +256,9 @@ static void test_ack_and_fenced_writes_with_a_lost_claim(void) {
     put_id(q, "2", 0);
     etcdlock_task *t3 = claim_now(q, &rc);
     CHECK(t3 != NULL);
-    CHECK_RC(etcdlock_task_delete(t3, K(result)), ETCDLOCK_OK);
+    etcdlock_op del = op(ETCDLOCK_OP_DELETE, result, NULL);
+    CHECK_RC(etcdlock_task_ack_with(t3, &del, 1, NULL), ETCDLOCK_OK);
     CHECK(value_equals(c, result, NULL));
-    CHECK_RC(etcdlock_task_ack(t3, NULL), ETCDLOCK_OK);
     etcdlock_task_free(t3);
     CHECK(count_keys(prefix) == 0);
     etcdlock_queue_free(q);
