@@ -2,58 +2,24 @@
 ``task = await q.claim(timeout=5.0)`` or ``async with q.claim(timeout=5.0) as task``."""
 
 from types import TracebackType
-from typing import Any, AsyncIterator, Callable, Generator, List, Mapping, Optional, Sequence, Type
+from typing import Any, AsyncIterator, Generator, List, Mapping, Optional, Sequence, Type
 
 from . import _args, _log, _native
 from . import _tasks_common as _tc
 from ._aio import _run, _run_cancellable
 from ._args import BytesLike
 from ._errors import LockTimeout, NotHeld
-from ._lost import LostCallbacks
 from ._ports import loop_port
 from ._tasks_common import DeadTask, QueueStats
 
 
-class AsyncTask:
+class AsyncTask(_tc.TaskView):
     """A claimed item (see ``Task``); ``await task.ack()`` / ``await task.nack()``. An async
     context manager: acks at the end of the block, nacks on an exception."""
 
     def __init__(self, native: "_native.Task") -> None:
-        self._n = native
-        self._lost = LostCallbacks()
-        self._lost.new_epoch()
+        super().__init__(native, loop_port)
         self._ended = False
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def payload(self) -> bytes:
-        return self._n.payload
-
-    @property
-    def priority(self) -> int:
-        return self._n.priority
-
-    @property
-    def attempts(self) -> int:
-        return self._n.attempts
-
-    @property
-    def fencing_token(self) -> int:
-        return self._n.fencing_token
-
-    def is_held(self) -> bool:
-        return self._n.is_held()
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        return self._n.lost_reason()
-
-    def on_lost(self, callback: Callable[[str], object]) -> None:
-        """Calls ``callback(reason)`` on the event loop once if the claim is lost."""
-        self._lost.add(callback, loop_port, lambda bridge, i: self._n.watch_lost(bridge, i))
 
     async def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
         p, d = _tc.ack_ops(puts, deletes)
@@ -79,10 +45,6 @@ class AsyncTask:
                 await self.nack()
             except NotHeld:
                 pass
-
-    def __repr__(self) -> str:
-        return f"AsyncTask(id={self.id!r}, attempts={self.attempts}, fencing_token={self.fencing_token})"
-
 
 class _Claim:
     """``await q.claim()`` or ``async with q.claim() as task`` (acks on exit, nacks on an

@@ -7,41 +7,21 @@ the end of the ``with`` block marks the period done, an exception releases the s
 next trigger in the period runs the job again), as does a winner that dies."""
 
 from types import TracebackType
-from typing import Any, Callable, Optional, Type
+from typing import Any, Optional, Type
 
 from . import _args, _native
-from ._lost import LostCallbacks
+from ._tasks_common import ClaimView
 from ._ports import loop_port, thread_port
 
 
-class OnceSlot:
+class OnceSlot(ClaimView):
     """The period's slot, won by this caller: ``slot`` (the boundary's index), ``fencing_token``,
     ``is_held()``, ``on_lost(cb)``; ``done()`` marks the period done, ``release()`` lets the next
     trigger run the job."""
 
-    def __init__(self, native: "_native.OnceSlot", port: Callable[[], Any]) -> None:
-        self._n = native
-        self._port = port
-        self._lost = LostCallbacks()
-        self._lost.new_epoch()
-
     @property
     def slot(self) -> int:
         return self._n.slot
-
-    @property
-    def fencing_token(self) -> int:
-        return self._n.fencing_token
-
-    def is_held(self) -> bool:
-        return self._n.is_held()
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        return self._n.lost_reason()
-
-    def on_lost(self, callback: Callable[[str], object]) -> None:
-        self._lost.add(callback, self._port, lambda bridge, i: self._n.watch_lost(bridge, i))
 
     def done(self) -> Any:
         """Marks the period's job done and ends the claim (``NotHeld`` if the claim was lost).

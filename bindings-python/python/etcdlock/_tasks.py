@@ -5,62 +5,26 @@ loses it when etcd ends its lease, and the item is claimable again. ``with q.cla
 acks when the block ends and nacks when it raises."""
 
 from types import TracebackType
-from typing import Callable, Iterator, List, Mapping, Optional, Sequence, Type
+from typing import Iterator, List, Mapping, Optional, Sequence, Type
 
 from . import _args, _log, _native
 from ._args import BytesLike
 from ._common import refuse_in_event_loop
 from ._errors import LockTimeout, NotHeld
-from ._lost import LostCallbacks
 from ._ports import thread_port
 from . import _tasks_common as _tc
 from ._tasks_common import DeadTask, QueueStats
 
 
-class Task:
+class Task(_tc.TaskView):
     """A claimed item: ``id``, ``payload``, ``priority``, ``attempts`` (deliveries so far, this
     one included), ``fencing_token``; fenced writes with ``client.put(key, value,
     if_held=task)``; ``ack()`` / ``nack(delay=None)``. A context manager: acks at the end of the
     block, nacks (and re-raises) on an exception."""
 
     def __init__(self, native: "_native.Task") -> None:
-        self._n = native
-        self._lost = LostCallbacks()
-        self._lost.new_epoch()
+        super().__init__(native, thread_port)
         self._ended = False
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def payload(self) -> bytes:
-        return self._n.payload
-
-    @property
-    def priority(self) -> int:
-        return self._n.priority
-
-    @property
-    def attempts(self) -> int:
-        return self._n.attempts
-
-    @property
-    def fencing_token(self) -> int:
-        """The claim key's create revision: larger for every later claim."""
-        return self._n.fencing_token
-
-    def is_held(self) -> bool:
-        """A local check: neither ended nor known lost."""
-        return self._n.is_held()
-
-    @property
-    def lost_reason(self) -> Optional[str]:
-        return self._n.lost_reason()
-
-    def on_lost(self, callback: Callable[[str], object]) -> None:
-        """Calls ``callback(reason)`` once if the claim is lost (not when acked or nacked)."""
-        self._lost.add(callback, thread_port, lambda bridge, i: self._n.watch_lost(bridge, i))
 
     def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
         """Deletes the item, with ``puts`` and ``deletes`` of your own in the same transaction,
@@ -92,10 +56,6 @@ class Task:
                 self.nack()
             except NotHeld:
                 pass  # lost meanwhile: the item is claimable again anyway
-
-    def __repr__(self) -> str:
-        return f"Task(id={self.id!r}, attempts={self.attempts}, fencing_token={self.fencing_token})"
-
 
 class TaskQueue:
     """A work queue in etcd (see ``Client.queue``)."""

@@ -1,10 +1,63 @@
 """What the blocking and the asyncio task queues share: argument checks and result types."""
 
 import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import _args
 from ._args import BytesLike
+from ._lost import LostCallbacks
+
+
+class ClaimView:
+    """What a claim (a task's, a period's slot) shows in both APIs: its fencing token, the local
+    held check, the loss and ``on_lost`` (callbacks on ``port``: the callback thread, or the loop)."""
+
+    def __init__(self, native: Any, port: Callable[[], Any]) -> None:
+        self._n = native
+        self._port = port
+        self._lost = LostCallbacks()
+        self._lost.new_epoch()
+
+    @property
+    def fencing_token(self) -> int:
+        """The claim key's create revision: larger for every later claim."""
+        return self._n.fencing_token
+
+    def is_held(self) -> bool:
+        """A local check: neither ended nor known lost."""
+        return self._n.is_held()
+
+    @property
+    def lost_reason(self) -> Optional[str]:
+        return self._n.lost_reason()
+
+    def on_lost(self, callback: Callable[[str], object]) -> None:
+        """Calls ``callback(reason)`` once if the claim is lost (not when it ends otherwise)."""
+        self._lost.add(callback, self._port, lambda bridge, i: self._n.watch_lost(bridge, i))
+
+
+class TaskView(ClaimView):
+    """A claimed task's data, in both APIs."""
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def payload(self) -> bytes:
+        return self._n.payload
+
+    @property
+    def priority(self) -> int:
+        return self._n.priority
+
+    @property
+    def attempts(self) -> int:
+        """Deliveries so far, this one included."""
+        return self._n.attempts
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r}, attempts={self.attempts}, fencing_token={self.fencing_token})"
 
 
 class QueueStats(NamedTuple):
