@@ -77,17 +77,24 @@ pub trait Held {
     }
 }
 
-impl Held for LockGuard {
-    fn stop_by(&self) -> Option<std::time::Instant> {
-        LockGuard::stop_by(self)
-    }
-    fn lost(&self) -> LostSignal {
-        LockGuard::lost(self)
-    }
-    fn lost_reason(&self) -> Option<LostReason> {
-        LockGuard::lost_reason(self)
-    }
+/// Everything the core lets one hold (a lock guard, a task's claim, a period's slot) has the
+/// three methods [`Held`] needs, under the same names.
+macro_rules! held {
+    ($($t:ty),*) => {$(
+        impl Held for $t {
+            fn stop_by(&self) -> Option<std::time::Instant> {
+                <$t>::stop_by(self)
+            }
+            fn lost(&self) -> LostSignal {
+                <$t>::lost(self)
+            }
+            fn lost_reason(&self) -> Option<LostReason> {
+                <$t>::lost_reason(self)
+            }
+        }
+    )*};
 }
+held!(LockGuard, etcdlock::Task, etcdlock::OnceSlot);
 
 /// A command to run while something is held.
 pub struct Spawn<'a> {

@@ -6,10 +6,10 @@
 
 use crate::args::Run;
 use crate::exit::{Exit, LOST};
-use crate::hold::{self, Held, Ran, Spawn};
+use crate::hold::{self, Ran, Spawn};
 use crate::signals::Signals;
 use crate::child;
-use etcdlock::{Client, LostReason, LostSignal, OnceOptions, OnceSlot};
+use etcdlock::{Client, OnceOptions, OnceSlot};
 use std::time::Duration;
 
 pub async fn run(client: &Client, args: &Run, every: Duration, signals: &mut Signals) -> Exit {
@@ -29,8 +29,7 @@ pub async fn run(client: &Client, args: &Run, every: Duration, signals: &mut Sig
         stdin: None,
         grace: Duration::from_secs_f64(args.hold.kill_grace),
     };
-    let held = Slot(&slot);
-    match hold::supervise(&held, &spawn, signals).await {
+    match hold::supervise(&slot, &spawn, signals).await {
         Ran::NotStarted(why) => {
             let _ = slot.release().await;
             hold::lost_before_start(&args.name, why)
@@ -64,19 +63,4 @@ fn env(name: &str, slot: &OnceSlot, endpoints: &[String]) -> Vec<(String, String
         ("ETCDLOCK_FENCING_TOKEN".into(), slot.fencing_token().to_string()),
         ("ETCDLOCK_ENDPOINTS".into(), endpoints.join(",")),
     ]
-}
-
-/// The slot's claim, held as `run` holds a lock.
-struct Slot<'a>(&'a OnceSlot);
-
-impl Held for Slot<'_> {
-    fn stop_by(&self) -> Option<std::time::Instant> {
-        self.0.stop_by()
-    }
-    fn lost(&self) -> LostSignal {
-        self.0.lost()
-    }
-    fn lost_reason(&self) -> Option<LostReason> {
-        self.0.lost_reason()
-    }
 }

@@ -4,10 +4,10 @@
 
 use crate::args::Work;
 use crate::exit::{Exit, LOST, USAGE};
-use crate::hold::{self, Held, Ran, Spawn};
+use crate::hold::{self, Ran, Spawn};
 use crate::signals::Signals;
 use crate::{child, connect, value};
-use etcdlock::{CancellationToken, ClaimOptions, ErrorKind, LostReason, LostSignal, QueueOptions, Task, TaskQueue};
+use etcdlock::{CancellationToken, ClaimOptions, ErrorKind, LostReason, QueueOptions, Task, TaskQueue};
 use std::time::{Duration, Instant};
 
 pub async fn main(args: Work, signals: &mut Signals) -> Exit {
@@ -103,8 +103,7 @@ async fn handle(task: Task, args: &Work, signals: &mut Signals) -> (Exit, bool) 
         stdin: Some(task.payload()),
         grace: Duration::from_secs_f64(args.hold.kill_grace),
     };
-    let claim = Claim(&task);
-    let ran = hold::supervise(&claim, &spawn, signals).await;
+        let ran = hold::supervise(&task, &spawn, signals).await;
     match ran {
         Ran::NotStarted(why) => {
             let _ = task.nack().await;
@@ -168,19 +167,4 @@ fn env(name: &str, task: &Task, endpoints: &[String]) -> Vec<(String, String)> {
         ("ETCDLOCK_FENCING_TOKEN".into(), task.fencing_token().to_string()),
         ("ETCDLOCK_ENDPOINTS".into(), endpoints.join(",")),
     ]
-}
-
-/// A claimed task, held as `run` holds a lock: the guardian is told the task's `stop_by`.
-struct Claim<'a>(&'a Task);
-
-impl Held for Claim<'_> {
-    fn stop_by(&self) -> Option<std::time::Instant> {
-        self.0.stop_by()
-    }
-    fn lost(&self) -> LostSignal {
-        self.0.lost()
-    }
-    fn lost_reason(&self) -> Option<LostReason> {
-        self.0.lost_reason()
-    }
 }

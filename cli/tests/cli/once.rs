@@ -6,9 +6,14 @@ use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// `sh -c` appending a line to `file` (and exiting `code`).
+/// `sh -c` appending a line to `file`.
+fn record(file: &str) -> String {
+    format!("echo \"$ETCDLOCK_PERIOD_SLOT $ETCDLOCK_FENCING_TOKEN\" >> {file}")
+}
+
+/// `sh -c` appending a line to `file`, then exiting `code`.
 fn append(file: &str, code: i32) -> String {
-    format!("echo \"$ETCDLOCK_PERIOD_SLOT $ETCDLOCK_FENCING_TOKEN\" >> {file}; exit {code}")
+    format!("{}; exit {code}", record(file))
 }
 
 // covers: CLI-ONCE-001
@@ -41,7 +46,7 @@ fn a_failed_or_killed_run_leaves_the_period_to_the_next_trigger() {
     let file = dir.file("runs");
     let failed = output(&["run", "--once-per", "1h", &job, "--", "sh", "-c", &append(&file, 3)], LIMIT);
     assert_eq!(code(&failed), 3, "the command's status is passed on");
-    let killed = spawn(&["run", "--once-per", "1h", "--ttl", "2", &job, "--", "sh", "-c", &format!("{}; sleep 60", append(&file, 0))]);
+    let killed = spawn(&["run", "--once-per", "1h", "--ttl", "2", &job, "--", "sh", "-c", &format!("{}; sleep 60", record(&file))]);
     assert!(eventually(Duration::from_secs(10), || dir.read("runs").lines().count() == 2), "the second trigger did not run");
     signal(killed.id(), libc::SIGKILL);
     let mut killed = killed;
