@@ -5,11 +5,15 @@
 an SVG timeline, and exits non-zero if any check fails.
 
     ./demo.sh [--duration 24] [--rust 2 --python 2 --node 2 --c 2 --java 2] [--ttl 2]
-              [--episodes kill,freeze,leader,etcdctl,cli,election,semaphore] [--report-dir demo-report] [--tls]
+              [--episodes kill,freeze,leader,etcdctl,cli,election,semaphore,tasks] [--report-dir demo-report] [--tls]
 
 After the mutex run, a second phase on the same cluster (demo/coordination.py): one candidate per
 language (Rust, Python, Node, C, Java) campaigns in a leader election whose first leader is SIGKILLed, and workers across the
 languages share a semaphore with --permits permits.
+
+Then a third phase (demo/tasks.py): producers in Python and Node put tasks with ids into a task
+queue, and one worker per language claims, works and acks each with its result (fenced by the
+claim); one worker is SIGKILLed and another SIGSTOPped past its TTL, each mid-task.
 
 With --tls every member serves clients over TLS and requires a client certificate (mTLS), with a
 throwaway CA, server and client certificate made for the run in a temp dir; every worker and
@@ -38,12 +42,14 @@ import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import checks  # noqa: E402
 import coordination  # noqa: E402
+import tasks  # noqa: E402
 import observe  # noqa: E402
 import timeline_svg  # noqa: E402
 import tls_cluster  # noqa: E402
 import workers  # noqa: E402
 
 SECOND_PHASE = ("election", "semaphore")
+THIRD_PHASE = ("tasks",)
 LOCK = "demo/lock"
 COUNTER = "demo/counter"
 SERVICE = "demo/workers"  # each mutex worker registers itself here (the service registry)
@@ -59,9 +65,9 @@ def parse_args():
         p.add_argument(f"--{lang}", type=int, default=2, metavar="N", help=f"{lang} worker processes (default 2)")
     p.add_argument("--ttl", type=int, default=2, help="lease TTL in seconds (default 2)")
     p.add_argument("--work-ms", type=int, default=120, help="time each holder spends holding (default 120)")
-    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl,cli,election,semaphore",
-                   help="comma-separated subset of kill,freeze,leader,etcdctl,cli (the mutex run) and "
-                   "election,semaphore (the second phase), or 'none'")
+    p.add_argument("--episodes", default="kill,freeze,leader,etcdctl,cli,election,semaphore,tasks",
+                   help="comma-separated subset of kill,freeze,leader,etcdctl,cli (the mutex run), "
+                   "election,semaphore (the second phase) and tasks (the third: the task queue), or 'none'")
     p.add_argument("--permits", type=int, default=3, help="the second phase's semaphore permits (default 3)")
     p.add_argument("--slot-workers", type=int, default=6, metavar="N",
                    help="the second phase's semaphore workers, across the languages (default 6)")
@@ -212,11 +218,12 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
 def main() -> int:
     args = parse_args()
     plan = [] if args.episodes == "none" else [e.strip() for e in args.episodes.split(",") if e.strip()]
-    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl", "cli"} - set(SECOND_PHASE)
+    unknown = set(plan) - {"kill", "freeze", "leader", "etcdctl", "cli"} - set(SECOND_PHASE) - set(THIRD_PHASE)
     if unknown:
         sys.exit(f"unknown episode(s): {', '.join(sorted(unknown))}")
     second = [e for e in plan if e in SECOND_PHASE]
-    plan = [e for e in plan if e not in SECOND_PHASE]
+    third = [e for e in plan if e in THIRD_PHASE]
+    plan = [e for e in plan if e not in SECOND_PHASE and e not in THIRD_PHASE]
     counts = {lang: getattr(args, lang) for lang in workers.LANGS}
     if sum(counts.values()) < 2:
         sys.exit("need at least two workers")
@@ -226,13 +233,13 @@ def main() -> int:
 
     cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None
     try:
-        return demo(args, plan, counts, cert_dir, second)
+        return demo(args, plan, counts, cert_dir, second, third)
     finally:
         if cert_dir:
             shutil.rmtree(cert_dir, ignore_errors=True)
 
 
-def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list[str]) -> int:
+def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list[str], third: list[str]) -> int:
     tls = " serving TLS, client certificates required" if cert_dir else ""
     print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{tls}{RESET} (250 ms election timeout) ...")
     # A short election timeout keeps the leader episode brief next to the 2 s default TTL; with
@@ -294,6 +301,8 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         counter = checks.read_counter(cluster, COUNTER)
         # The second phase (election, semaphore) on the same cluster, once the mutex run is over.
         phase2 = coordination.run(cluster, args, env, second, t0, COLORS) if second else None
+        # The third phase (the task queue), once the second is over.
+        phase3 = tasks.run(cluster, args, env, t0, COLORS) if third else None
 
     results = checks.run_all(run.events, history, leftovers, counter, done)
     os.makedirs(args.report_dir, exist_ok=True)
@@ -323,10 +332,16 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
     results += discovery.checks(lang_workers, done.get("kill"), args.ttl)
     if phase2:
         results += coordination.checks(phase2)
+    if phase3:
+        results += tasks.checks(phase3)
+        tasks_files = tasks.save(phase3, args.report_dir)
     report = checks.write_report(os.path.join(args.report_dir, "report.md"), run, results, done, svg, prop_lines)
     with open(report, "a") as f:
         if phase2:
             f.write("\n".join(coordination.report_lines(phase2)) + "\n")
+        if phase3:
+            f.write("\n".join(tasks.report_lines(phase3)) + "\n")
+            f.write(f"\nThe third phase's records and etcd history: `{tasks_files[0]}`, `{tasks_files[1]}`.\n")
         f.write("\n## The queue at one moment of contention\n\n" + "\n".join(queue.lines()) + "\n")
         f.write(f"\n## Who was up when (`client.discover({SERVICE!r})`)\n\n" + "\n".join(discovery.lines()) + "\n")
         f.write("\n## Metrics\n\n```\n" + "\n".join(metrics_lines) + "\n```\n")

@@ -8,6 +8,10 @@
 // campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
 // to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
 // semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+// DEMO_MODE=tasks runs the demo's third phase (demo/tasks.py): loop claim from the queue DEMO_QUEUE
+// (DEMO_CLAIM_MS at most) -> work DEMO_WORK_MS -> ack with the result DEMO_RESULTS<id> =
+// "<token>:DEMO_LABEL" in the ack's own transaction (task.ack(puts, deletes)), until DEMO_UNTIL_NS
+// has passed and the queue is empty.
 // With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 //
 // Built by demo/workers.py (javac, once, into target/demo/java) and run as
@@ -21,12 +25,19 @@ import io.etcdlock.EtcdLockException;
 import io.etcdlock.Leadership;
 import io.etcdlock.LockGuard;
 import io.etcdlock.LockOptions;
+import io.etcdlock.LockTimeoutException;
+import io.etcdlock.NotHeldException;
+import io.etcdlock.QueueOptions;
+import io.etcdlock.QueueStats;
 import io.etcdlock.RegisterOptions;
 import io.etcdlock.Registration;
+import io.etcdlock.Task;
+import io.etcdlock.TaskQueue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -96,12 +107,14 @@ public final class Worker {
         if (env.get("DEMO_TLS_CA") != null && !env.get("DEMO_TLS_CA").isEmpty()) {
             options.tls(Path.of(env.get("DEMO_TLS_CA")), path(env.get("DEMO_TLS_CERT")), path(env.get("DEMO_TLS_KEY")));
         }
-        if (mode.equals("election") || mode.equals("semaphore")) {
+        if (mode.equals("election") || mode.equals("semaphore") || mode.equals("tasks")) {
             try (EtcdLockClient client = EtcdLockClient.connect(options.build())) {
                 if (mode.equals("election")) {
                     election(client, env, ttl, until);
-                } else {
+                } else if (mode.equals("semaphore")) {
                     semaphore(client, env, ttl, until);
+                } else {
+                    tasks(client, env, ttl, until);
                 }
             }
             emit("ev", "done");
@@ -284,6 +297,55 @@ public final class Worker {
                     permit.close(); // frees the handle (already released, or lost)
                 } catch (EtcdLockException e) {
                     // LockLostException: reported by release_failed already
+                }
+            }
+        }
+    }
+
+    /** The third phase's worker: claim -> work -> ack with the result. */
+    static void tasks(EtcdLockClient client, Map<String, String> env, long ttl, long until) throws InterruptedException {
+        String label = env.get("DEMO_LABEL");
+        String results = env.get("DEMO_RESULTS");
+        long work = Long.parseLong(env.get("DEMO_WORK_MS"));
+        Duration wait = Duration.ofMillis(Long.parseLong(env.get("DEMO_CLAIM_MS")));
+        TaskQueue q = client.queue(env.get("DEMO_QUEUE"), QueueOptions.ttl(Duration.ofSeconds(ttl))
+                .maxAttempts(Integer.parseInt(env.get("DEMO_MAX_ATTEMPTS"))).worker(label.getBytes(StandardCharsets.UTF_8)));
+        emit("ev", "ready");
+        while (true) {
+            Task task;
+            try {
+                task = q.claim(wait);
+            } catch (LockTimeoutException e) {
+                if (left(until) == 0) {
+                    QueueStats s = q.stats();
+                    if (s.pending() + s.delayed() + s.claimed() == 0) {
+                        return;
+                    }
+                }
+                continue;
+            } catch (EtcdLockException e) {
+                emit("ev", "error", "error", "claim " + describe(e));
+                sleepMs(200);
+                continue;
+            }
+            String id = task.id();
+            long token = task.fencingToken();
+            try {
+                emit("ev", "claimed", "id", id, "token", token, "attempts", task.attempts());
+                sleepMs(work);
+                try { // the result and the ack in one transaction, only while the claim holds
+                    long rev = task.ack(Map.of(results + id, (token + ":" + label).getBytes(StandardCharsets.UTF_8)), List.of());
+                    emit("ev", "acked", "id", id, "token", token, "rev", rev);
+                } catch (NotHeldException e) { // the claim was lost: nothing written
+                    emit("ev", "refused", "id", id, "token", token, "stage", "ack", "error", e.kind());
+                } catch (EtcdLockException e) { // a timeout: the ack may or may not have been committed
+                    emit("ev", "ack_unknown", "id", id, "token", token, "error", describe(e));
+                }
+            } finally {
+                try {
+                    task.close(); // frees the handle (already acked or nacked)
+                } catch (EtcdLockException e) {
+                    // LockLostException: reported above already
                 }
             }
         }

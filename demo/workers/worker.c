@@ -9,6 +9,10 @@
  * campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
  * to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
  * semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+ * DEMO_MODE=tasks runs the demo's third phase (demo/tasks.py): loop claim from the queue DEMO_QUEUE
+ * (DEMO_CLAIM_MS at most) -> work DEMO_WORK_MS -> ack with the result DEMO_RESULTS<id> =
+ * "<token>:DEMO_LABEL" in the ack's own transaction (etcdlock_task_ack_with), until DEMO_UNTIL_NS has
+ * passed and the queue is empty.
  * With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs. */
 #include <etcdlock.h>
 #include <pthread.h>
@@ -161,6 +165,63 @@ static void semaphore(etcdlock_client *client, int64_t ttl, uint64_t until) {
     }
 }
 
+/* Whether the queue has nothing pending, delayed or claimed (an unreadable one is not empty). */
+static int queue_empty(etcdlock_queue *q) {
+    etcdlock_queue_counts *counts = NULL;
+    if (etcdlock_queue_stats(q, &counts) != ETCDLOCK_OK) return 0;
+    int empty = counts->pending + counts->delayed + counts->claimed == 0;
+    etcdlock_queue_counts_free(counts);
+    return empty;
+}
+
+/* The third phase's worker: claim -> work -> ack with the result, reported as JSON lines. */
+static void tasks(etcdlock_client *client, int64_t ttl, uint64_t until) {
+    const char *label = env("DEMO_LABEL"), *results = env("DEMO_RESULTS");
+    long work = atol(env("DEMO_WORK_MS")), wait = atol(env("DEMO_CLAIM_MS"));
+    etcdlock_queue *q = NULL;
+    if (etcdlock_queue_open(client, env("DEMO_QUEUE"), ttl, (uint32_t)atol(env("DEMO_MAX_ATTEMPTS")), &q) != ETCDLOCK_OK) {
+        printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"queue_open\"}\n", (unsigned long long)mono_ns());
+        return;
+    }
+    printf("{\"t\":%llu,\"ev\":\"ready\"}\n", (unsigned long long)mono_ns());
+    for (;;) {
+        etcdlock_task *task = NULL;
+        int rc = etcdlock_queue_claim(q, wait, NULL, (const uint8_t *)label, strlen(label), &task);
+        if (rc == ETCDLOCK_E_LOCK_TIMEOUT) {
+            if (left_ms(until) == 0 && queue_empty(q)) break;
+            continue;
+        }
+        if (rc != ETCDLOCK_OK) {
+            printf("{\"t\":%llu,\"ev\":\"error\",\"error\":\"claim %s\"}\n", (unsigned long long)mono_ns(), etcdlock_status_str(rc));
+            sleep_ms(200);
+            continue;
+        }
+        const char *id = etcdlock_task_id(task); /* ids are the demo's own: no quoting needed */
+        long long token = (long long)etcdlock_task_fencing_token(task);
+        printf("{\"t\":%llu,\"ev\":\"claimed\",\"id\":\"%s\",\"token\":%lld,\"attempts\":%u}\n",
+               (unsigned long long)mono_ns(), id, token, etcdlock_task_attempts(task));
+        sleep_ms(work);
+        char key[512], value[128];
+        int key_len = snprintf(key, sizeof key, "%s%s", results, id);
+        int value_len = snprintf(value, sizeof value, "%lld:%s", token, label);
+        /* The result and the ack in one transaction, only while the claim holds. */
+        etcdlock_op result = {ETCDLOCK_OP_PUT, (const uint8_t *)key, (size_t)key_len, (const uint8_t *)value, (size_t)value_len};
+        int64_t rev = 0;
+        rc = etcdlock_task_ack_with(task, &result, 1, &rev);
+        if (rc == ETCDLOCK_OK)
+            printf("{\"t\":%llu,\"ev\":\"acked\",\"id\":\"%s\",\"token\":%lld,\"rev\":%lld}\n",
+                   (unsigned long long)mono_ns(), id, token, (long long)rev);
+        else if (rc == ETCDLOCK_E_NOT_HELD) /* the claim was lost: nothing written */
+            printf("{\"t\":%llu,\"ev\":\"refused\",\"id\":\"%s\",\"token\":%lld,\"stage\":\"ack\",\"error\":\"%s\"}\n",
+                   (unsigned long long)mono_ns(), id, token, etcdlock_status_str(rc));
+        else /* a timeout: the ack may or may not have been committed */
+            printf("{\"t\":%llu,\"ev\":\"ack_unknown\",\"id\":\"%s\",\"token\":%lld,\"error\":\"%s\"}\n",
+                   (unsigned long long)mono_ns(), id, token, etcdlock_status_str(rc));
+        etcdlock_task_free(task);
+    }
+    etcdlock_queue_free(q);
+}
+
 /* Reports the registration's events until it is closed. */
 static void *follow_registration(void *reg) {
     etcdlock_registration_event e;
@@ -211,8 +272,8 @@ int main(void) {
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *mode = getenv("DEMO_MODE");
-    if (mode && (strcmp(mode, "election") == 0 || strcmp(mode, "semaphore") == 0)) {
-        (strcmp(mode, "election") == 0 ? election : semaphore)(client, ttl, until);
+    if (mode && (strcmp(mode, "election") == 0 || strcmp(mode, "semaphore") == 0 || strcmp(mode, "tasks") == 0)) {
+        (strcmp(mode, "election") == 0 ? election : strcmp(mode, "semaphore") == 0 ? semaphore : tasks)(client, ttl, until);
         etcdlock_client_free(client);
         printf("{\"t\":%llu,\"ev\":\"done\"}\n", (unsigned long long)mono_ns());
         return 0;

@@ -8,6 +8,10 @@
 // campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
 // to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
 // semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+// DEMO_MODE=produce or DEMO_MODE=tasks runs the demo's third phase (demo/tasks.py): put DEMO_TASK_COUNT
+// tasks with the ids DEMO_TASK_PREFIX00.. into the queue DEMO_QUEUE; or loop claim (DEMO_CLAIM_MS at
+// most) -> work DEMO_WORK_MS -> ack with the result DEMO_RESULTS<id> = "<token>:DEMO_LABEL" in the
+// ack's own transaction, until DEMO_UNTIL_NS has passed and the queue is empty.
 // With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 'use strict';
 const fs = require('node:fs');
@@ -30,8 +34,9 @@ async function main() {
     options.tls = { ca: pem('DEMO_TLS_CA'), cert: pem('DEMO_TLS_CERT'), key: pem('DEMO_TLS_KEY') };
   }
   const client = new Client(options);
-  if (env.DEMO_MODE === 'election' || env.DEMO_MODE === 'semaphore') {
-    await (env.DEMO_MODE === 'election' ? election : semaphore)(client, env, until);
+  const modes = { election, semaphore, produce, tasks };
+  if (Object.hasOwn(modes, env.DEMO_MODE ?? '')) {
+    await modes[env.DEMO_MODE](client, env, until);
     await client.close();
     emit({ ev: 'done' });
     return;
@@ -164,6 +169,55 @@ async function semaphore(client, env, until) {
       () => emit({ ev: 'released', token }),
       (e) => emit({ ev: 'release_failed', token, error: e.code }),
     );
+  }
+}
+
+const queueOf = (client, env) =>
+  client.queue(env.DEMO_QUEUE, { ttl: Number(env.DEMO_TTL), maxAttempts: Number(env.DEMO_MAX_ATTEMPTS) });
+
+async function produce(client, env) {
+  const q = queueOf(client, env);
+  emit({ ev: 'ready' });
+  for (let i = 0; i < Number(env.DEMO_TASK_COUNT); i++) {
+    const id = `${env.DEMO_TASK_PREFIX}${String(i).padStart(2, '0')}`;
+    try {
+      await q.put(`task ${id} from ${env.DEMO_LABEL}`, { id });
+      emit({ ev: 'put', id });
+    } catch (e) {
+      emit({ ev: 'put_failed', id, error: `${e.code}: ${e.message}` }); // a timeout: it may be there
+    }
+  }
+}
+
+async function tasks(client, env, until) {
+  const q = queueOf(client, env);
+  const label = env.DEMO_LABEL;
+  emit({ ev: 'ready' });
+  for (;;) {
+    let task;
+    try {
+      task = await q.claim({ timeout: Number(env.DEMO_CLAIM_MS), worker: label });
+    } catch (e) {
+      if (e.code !== 'LOCK_TIMEOUT') {
+        emit({ ev: 'error', error: `claim ${e.code}: ${e.message}` });
+        await sleep(200);
+      } else if (left(until) === null) {
+        const s = await q.stats();
+        if (s.pending + s.delayed + s.claimed === 0) return;
+      }
+      continue;
+    }
+    const token = Number(task.fencingToken);
+    emit({ ev: 'claimed', id: task.id, token, attempts: task.attempts });
+    await sleep(Number(env.DEMO_WORK_MS));
+    try {
+      // The result and the ack in one transaction, only while the claim holds.
+      const rev = await task.ack({ puts: { [`${env.DEMO_RESULTS}${task.id}`]: `${token}:${label}` } });
+      emit({ ev: 'acked', id: task.id, token, rev: Number(rev) });
+    } catch (e) {
+      if (e.code === 'NOT_HELD') emit({ ev: 'refused', id: task.id, token, stage: 'ack', error: e.code });
+      else emit({ ev: 'ack_unknown', id: task.id, token, error: `${e.code}: ${e.message}` }); // may have committed
+    }
   }
 }
 

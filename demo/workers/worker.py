@@ -7,6 +7,10 @@ DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (
 campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
 to DEMO_TERM_KEY every DEMO_WRITE_MS; or loop acquire -> hold DEMO_HOLD_MS -> release on the
 semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at DEMO_UNTIL_NS.
+DEMO_MODE=produce or DEMO_MODE=tasks runs the demo's third phase (demo/tasks.py): put DEMO_TASK_COUNT
+tasks with the ids DEMO_TASK_PREFIX00.. into the queue DEMO_QUEUE; or loop claim (DEMO_CLAIM_MS at
+most) -> work DEMO_WORK_MS -> ack with the result DEMO_RESULTS<id> = "<token>:DEMO_LABEL" in the
+ack's own transaction, until DEMO_UNTIL_NS has passed and the queue is empty.
 With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL while it runs.
 """
 import json
@@ -27,8 +31,9 @@ def main():
     if env.get("DEMO_TLS_CA"):
         tls = {"ca_file": env["DEMO_TLS_CA"], "cert_file": env.get("DEMO_TLS_CERT"), "key_file": env.get("DEMO_TLS_KEY")}
     with etcdlock.Client(env["ETCDLOCK_ENDPOINTS"], **tls) as client:
-        if env.get("DEMO_MODE") in ("election", "semaphore"):
-            (election if env["DEMO_MODE"] == "election" else semaphore)(client, env, until)
+        mode = env.get("DEMO_MODE")
+        if mode in ("election", "semaphore", "produce", "tasks"):
+            {"election": election, "semaphore": semaphore, "produce": produce, "tasks": tasks}[mode](client, env, until)
             emit(ev="done")
             return
         # The value is who queues: the report's queue inspection shows it.
@@ -145,6 +150,48 @@ def semaphore(client, env, until):
             emit(ev="released", token=token)
         except etcdlock.Error as e:
             emit(ev="release_failed", token=token, error=type(e).__name__)
+
+
+def produce(client, env, until):
+    q = client.queue(env["DEMO_QUEUE"], ttl=int(env["DEMO_TTL"]), max_attempts=int(env["DEMO_MAX_ATTEMPTS"]))
+    emit(ev="ready")
+    for i in range(int(env["DEMO_TASK_COUNT"])):
+        tid = f"{env['DEMO_TASK_PREFIX']}{i:02d}"
+        try:
+            q.put(f"task {tid} from {env['DEMO_LABEL']}".encode(), id=tid)
+            emit(ev="put", id=tid)
+        except etcdlock.Error as e:  # a timeout: the item may or may not be there
+            emit(ev="put_failed", id=tid, error=f"{type(e).__name__}: {e}")
+
+
+def tasks(client, env, until):
+    q = client.queue(env["DEMO_QUEUE"], ttl=int(env["DEMO_TTL"]), max_attempts=int(env["DEMO_MAX_ATTEMPTS"]))
+    label, results = env["DEMO_LABEL"], env["DEMO_RESULTS"]
+    work, wait = int(env["DEMO_WORK_MS"]) / 1000, int(env["DEMO_CLAIM_MS"]) / 1000
+    emit(ev="ready")
+    while True:
+        try:
+            task = q.claim(timeout=wait, worker=label)
+        except etcdlock.LockTimeout:
+            if left(until) is None:
+                s = q.stats()
+                if s.pending + s.delayed + s.claimed == 0:
+                    return
+            continue
+        except etcdlock.Error as e:
+            emit(ev="error", error=f"claim {type(e).__name__}: {e}")
+            time.sleep(0.2)
+            continue
+        token = task.fencing_token
+        emit(ev="claimed", id=task.id, token=token, attempts=task.attempts)
+        time.sleep(work)
+        try:  # the result and the ack in one transaction, only while the claim holds
+            rev = task.ack(puts={f"{results}{task.id}": f"{token}:{label}"})
+            emit(ev="acked", id=task.id, token=token, rev=rev)
+        except etcdlock.NotHeld as e:
+            emit(ev="refused", id=task.id, token=token, stage="ack", error=type(e).__name__)
+        except etcdlock.Error as e:  # a timeout: the ack may or may not have been committed
+            emit(ev="ack_unknown", id=task.id, token=token, error=f"{type(e).__name__}: {e}")
 
 
 if __name__ == "__main__":

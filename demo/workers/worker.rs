@@ -16,6 +16,11 @@
 //! DEMO_HOLD_MS → release on the semaphore DEMO_SEMAPHORE with DEMO_PERMITS permits. Both stop at
 //! DEMO_UNTIL_NS. With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL
 //! while it runs.
+//!
+//! DEMO_MODE=tasks runs the demo's third phase (see `demo/tasks.py`): loop claim from the queue
+//! DEMO_QUEUE (DEMO_CLAIM_MS at most) → work DEMO_WORK_MS → ack with the result
+//! DEMO_RESULTS<id> = "<token>:DEMO_LABEL" in the ack's own transaction (`Task::ack_with`), until
+//! DEMO_UNTIL_NS has passed and the queue is empty.
 
 use etcdlock::{ClientOptions, Pem, TlsOptions};
 use std::time::Duration;
@@ -76,6 +81,7 @@ async fn main() {
     match std::env::var("DEMO_MODE").as_deref() {
         Ok("election") => return coordination::election(client, ttl, until).await,
         Ok("semaphore") => return coordination::semaphore(client, ttl, until).await,
+        Ok("tasks") => return tasks::work(client, ttl, until).await,
         _ => {}
     }
     let mutex = client.mutex(lock, ttl).expect("mutex");
@@ -233,6 +239,60 @@ mod coordination {
             match guard.release().await {
                 Ok(()) => emit(&format!("\"ev\":\"released\",\"token\":{token}")),
                 Err(e) => emit(&format!("\"ev\":\"release_failed\",\"token\":{token},\"error\":\"{}\"", e.kind().code())),
+            }
+        }
+        client.close().await;
+        emit("\"ev\":\"done\"");
+    }
+}
+
+/// The demo's third phase: a task-queue worker (DEMO_MODE=tasks).
+mod tasks {
+    use super::{emit, env, mono_ns};
+    use etcdlock::{ClaimOptions, ErrorKind, Op, QueueOptions};
+    use std::time::Duration;
+
+    pub async fn work(client: etcdlock::Client, ttl: i64, until: u64) {
+        let (label, results) = (env("DEMO_LABEL"), env("DEMO_RESULTS"));
+        let work = Duration::from_millis(env("DEMO_WORK_MS").parse().unwrap());
+        let wait = Duration::from_millis(env("DEMO_CLAIM_MS").parse().unwrap());
+        let opts = QueueOptions { ttl_secs: ttl, max_attempts: env("DEMO_MAX_ATTEMPTS").parse().unwrap(), max_processing: None };
+        let q = client.queue(env("DEMO_QUEUE"), opts).expect("queue");
+        emit("\"ev\":\"ready\"");
+        loop {
+            let claim = ClaimOptions { timeout: Some(wait), worker: label.clone().into_bytes(), ..Default::default() };
+            let task = match q.claim(claim).await {
+                Ok(t) => t,
+                Err(e) if e.kind() == ErrorKind::LockTimeout => {
+                    if mono_ns() >= until {
+                        match q.stats().await {
+                            Ok(s) if s.pending + s.delayed + s.claimed == 0 => break,
+                            _ => {}
+                        }
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    emit(&format!("\"ev\":\"error\",\"error\":{:?}", format!("claim {}: {}", e.kind().code(), e.message())));
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            let (id, token) = (task.id().to_string(), task.fencing_token());
+            emit(&format!("\"ev\":\"claimed\",\"id\":{id:?},\"token\":{token},\"attempts\":{}", task.attempts()));
+            tokio::time::sleep(work).await;
+            // The result and the ack in one transaction, only while the claim holds.
+            let result = Op::put(format!("{results}{id}"), format!("{token}:{label}"));
+            match task.ack_with(&[result]).await {
+                Ok(rev) => emit(&format!("\"ev\":\"acked\",\"id\":{id:?},\"token\":{token},\"rev\":{rev}")),
+                Err(e) if e.kind() == ErrorKind::NotHeld => {
+                    emit(&format!("\"ev\":\"refused\",\"id\":{id:?},\"token\":{token},\"stage\":\"ack\",\"error\":\"NOT_HELD\""))
+                }
+                // A timeout: the ack may or may not have been committed.
+                Err(e) => emit(&format!(
+                    "\"ev\":\"ack_unknown\",\"id\":{id:?},\"token\":{token},\"error\":{:?}",
+                    format!("{}: {}", e.kind().code(), e.message())
+                )),
             }
         }
         client.close().await;
