@@ -73,7 +73,7 @@ public final class DistributedLock implements Lock {
     public LockGuard acquire(Duration timeout) throws InterruptedException {
         long ms = millis(timeout);
         notInterrupted();
-        return await(start(ms));
+        return start(ms).await();
     }
 
     /**
@@ -84,7 +84,7 @@ public final class DistributedLock implements Lock {
      */
     public LockGuard acquire() throws InterruptedException {
         notInterrupted();
-        return await(start(-1));
+        return start(-1).await();
     }
 
     /**
@@ -94,9 +94,9 @@ public final class DistributedLock implements Lock {
      * @return the held lock, or empty when it is busy
      */
     public Optional<LockGuard> tryAcquire() {
-        AcquireCall call = start(0);
+        NativeCall<LockGuard> call = start(0);
         try {
-            return Optional.of(awaitUninterruptibly(call));
+            return Optional.of(call.awaitUninterruptibly());
         } catch (EtcdLockException e) {
             if ("WOULD_BLOCK".equals(e.kind())) {
                 return Optional.empty();
@@ -114,14 +114,14 @@ public final class DistributedLock implements Lock {
      * @return the held lock, or {@link LockTimeoutException} (etc.) as the exceptional outcome
      */
     public CompletableFuture<LockGuard> acquireAsync(Duration timeout) {
-        return new AcquireFuture<>(start(millis(timeout)), g -> g);
+        return new CallFuture<>(start(millis(timeout)), g -> g);
     }
 
     /** Waits for the lock without a time limit, ignoring interrupts (re-asserted on return). */
     @Override
     public void lock() {
         notHeldByThisThread();
-        keep(awaitUninterruptibly(start(-1)));
+        keep(start(-1).awaitUninterruptibly());
     }
 
     /** Waits for the lock; an interrupt while waiting leaves the queue and throws. */
@@ -129,7 +129,7 @@ public final class DistributedLock implements Lock {
     public void lockInterruptibly() throws InterruptedException {
         notHeldByThisThread();
         notInterrupted();
-        keep(await(start(-1)));
+        keep(start(-1).await());
     }
 
     /** Takes the lock only if nobody holds it or waits for it. */
@@ -197,41 +197,10 @@ public final class DistributedLock implements Lock {
         return (kind == Kind.MUTEX ? "DistributedLock{" : "DistributedLock{" + kind.what + " ") + name + ", ttl=" + options.ttlSeconds + "s}";
     }
 
-    AcquireCall start(long timeoutMs) {
-        return AcquireCall.start(client.handle(), name, options, kind, timeoutMs);
-    }
-
-    static LockGuard await(AcquireCall call) throws InterruptedException {
-        try {
-            return call.result.get();
-        } catch (InterruptedException e) {
-            call.cancel();
-            call.settleCancelled();
-            // settleCancelled keeps the interrupt status; InterruptedException means it is consumed.
-            Thread.interrupted();
-            throw e;
-        } catch (ExecutionException e) {
-            throw Errors.again(e.getCause());
-        }
-    }
-
-    private static LockGuard awaitUninterruptibly(AcquireCall call) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return call.result.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw Errors.again(e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+    NativeCall<LockGuard> start(long timeoutMs) {
+        return NativeCall.start(g -> new LockGuard(new NativeHandle(g, Native::guardFree, "lock guard"), name), LockGuard::releaseQuietly,
+                call -> client.handle().with(c -> Native.lockAcquire(c, name, options.ttlSeconds, timeoutMs, options.value, kind.ordinal(), options.permits, call)),
+                "acquire");
     }
 
     /** An interrupted thread joins no queue at all (as Lock.lockInterruptibly specifies). */

@@ -84,7 +84,7 @@ public final class Election {
      * @return the leadership, or {@link LockTimeoutException} (etc.) as the exceptional outcome
      */
     public CompletableFuture<Leadership> campaignAsync(byte[] value, Duration timeout) {
-        return new AcquireFuture<>(candidate(value).start(DistributedLock.millis(timeout)), Leadership::new);
+        return new CallFuture<>(candidate(value).start(DistributedLock.millis(timeout)), Leadership::new);
     }
 
     /**

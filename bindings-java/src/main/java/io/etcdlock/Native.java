@@ -73,7 +73,7 @@ final class Native {
 
     /** Returns a cancel token handle; the outcome goes to {@code call.done} once, later. */
     static native long lockAcquire(long client, String name, long ttlSeconds, long timeoutMs, byte[] value, int kind, long permits,
-            AcquireCall call);
+            NativeCall<LockGuard> call);
 
     /** Checks what lockAcquire would (name, TTL, permits, an open client); sends nothing. */
     static native void lockCheck(long client, String name, long ttlSeconds, int kind, long permits);
@@ -149,7 +149,7 @@ final class Native {
     static native String queuePut(long queue, byte[] payload, String id, int priority, long delayMs);
 
     /** Returns a cancel token handle; the outcome goes to {@code call.done} once, later. */
-    static native long queueClaim(long queue, long timeoutMs, ClaimCall call);
+    static native long queueClaim(long queue, long timeoutMs, NativeCall<Task> call);
 
     /** {@code [pending, delayed, claimed, dead, revision, priority, count, ...]}, the highest priority first. */
     static native long[] queueStats(long queue);

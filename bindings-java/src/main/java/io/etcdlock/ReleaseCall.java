@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One release in flight ({@link LockGuard#releaseAsync}): the native layer runs it on the runtime
  * and calls {@link #done} once with the outcome, which completes {@link #result} (the same path
- * as an acquire's {@link AcquireCall}).
+ * as an acquire's {@link NativeCall}).
  */
 final class ReleaseCall {
     final CompletableFuture<Void> result = new CompletableFuture<>();

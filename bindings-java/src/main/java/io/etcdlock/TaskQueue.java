@@ -79,7 +79,7 @@ public final class TaskQueue {
     public Task claim(Duration timeout) throws InterruptedException {
         long ms = DistributedLock.millis(timeout);
         notInterrupted();
-        return ClaimCall.start(this, ms).await();
+        return start(ms).await();
     }
 
     /**
@@ -90,7 +90,7 @@ public final class TaskQueue {
      */
     public Task claim() throws InterruptedException {
         notInterrupted();
-        return ClaimCall.start(this, -1).await();
+        return start(-1).await();
     }
 
     /**
@@ -121,7 +121,7 @@ public final class TaskQueue {
      * @return the claimed task, or {@link LockTimeoutException} (etc.) as the exceptional outcome
      */
     public CompletableFuture<Task> claimAsync(Duration timeout) {
-        return new ClaimFuture(ClaimCall.start(this, DistributedLock.millis(timeout)));
+        return new CallFuture<>(start(DistributedLock.millis(timeout)), t -> t);
     }
 
     /**
@@ -164,8 +164,10 @@ public final class TaskQueue {
         return handle.with(q -> Native.queueDeleteDead(q, id));
     }
 
-    NativeHandle handle() {
-        return handle;
+    /** Starts a claim; bad arguments and a closed client throw here, with nothing sent. */
+    private NativeCall<Task> start(long timeoutMs) {
+        return NativeCall.start(t -> new Task(new NativeHandle(t, Native::taskFree, "task"), this), Task::giveBackQuietly,
+                call -> handle.with(q -> Native.queueClaim(q, timeoutMs, call)), "claim");
     }
 
     EtcdLockClient client() {
