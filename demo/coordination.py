@@ -53,11 +53,18 @@ class Phase:
         ev["label"], ev["lang"], ev["pid"] = worker.label, worker.lang, worker.pid
         with self.lock:
             self.events.append(ev)
+        self.show(worker, ev)
+
+    def who(self, worker: workers.Worker) -> str:
+        return f"{self.colors.get(worker.lang, '')}{worker.label:<12}{RESET} pid {worker.pid:<7}"
+
+    def show(self, worker: workers.Worker, ev: dict) -> None:
+        """Narrates the events worth a line."""
         kind = ev.get("ev")
         timeout = "timeout" in str(ev.get("error", "")).lower()  # at the deadline: expected
         if kind not in ("leading", "lost", "proclaim_refused", "term_refused", "error") or (kind == "error" and timeout):
             return
-        who = f"{self.colors.get(worker.lang, '')}{worker.label:<12}{RESET} pid {worker.pid:<7}"
+        who = self.who(worker)
         t = f"{self.rel(ev['t']):7.2f}s"
         if kind == "leading":
             print(f"  {t}  {who} leads '{ELECTION}' token {ev['token']}")
@@ -80,7 +87,7 @@ class Phase:
                           key=lambda e: e["t"])
 
 
-def _wait(pred, timeout: float, every: float = 0.01):
+def wait_until(pred, timeout: float, every: float = 0.01):
     """Polls pred() every `every` s until it returns something truthy or timeout passes (bounded)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -128,23 +135,23 @@ def run(cluster, args, env: dict, plan: list[str], t0: int, colors: dict) -> dic
                 "DEMO_MODE": "election", "DEMO_ELECTION": ELECTION, "DEMO_TERM_KEY": TERM_KEY,
                 "DEMO_LABEL": f"{lang}-cand", "DEMO_WRITE_MS": str(WRITE_MS), "DEMO_UNTIL_NS": str(el_until)}))
             if lang in ordered:  # queued before the next one starts (bounded: after 10 s it starts anyway)
-                _wait(lambda: _queued(cluster, f"{lang}-cand"), 10, every=0.05)
+                wait_until(lambda: _queued(cluster, f"{lang}-cand"), 10, every=0.05)
     done: dict = {"candidates": [w.label for w in candidates], "slot_users": [w.label for w in slot_users]}
     try:
         if candidates:
             labels = {w.label for w in candidates}
             # Every candidate campaigns (so the next leader is already queued), then the leader writes a little.
-            _wait(lambda: {e["label"] for e in ph.of("campaigning", labels)} >= labels, 10)
-            first = _wait(lambda: (ph.of("leading", labels) or [None])[0], 5)
+            wait_until(lambda: {e["label"] for e in ph.of("campaigning", labels)} >= labels, 10)
+            first = wait_until(lambda: (ph.of("leading", labels) or [None])[0], 5)
             if first:
-                _wait(lambda: len([e for e in ph.of("term_write", {first["label"]})]) >= 3, 2)
+                wait_until(lambda: len([e for e in ph.of("term_write", {first["label"]})]) >= 3, 2)
                 victim = next(w for w in candidates if w.label == first["label"])
                 ph.say(f"SIGKILL the leader {first['label']} (pid {victim.pid}, token {first['token']}): the next "
                        f"candidate leads when its lease ({args.ttl}s) expires")
                 os.kill(victim.pid, signal.SIGKILL)
                 t_kill = time.monotonic_ns()
                 done["kill"] = {"label": first["label"], "token": first["token"], "key": first.get("key"), "t": t_kill}
-                nxt = _wait(lambda: next((e for e in ph.of("leading", labels - {first["label"]}) if e["t"] > t_kill), None),
+                nxt = wait_until(lambda: next((e for e in ph.of("leading", labels - {first["label"]}) if e["t"] > t_kill), None),
                             args.ttl + TAKEOVER_MARGIN_S + 2)
                 if nxt:
                     ph.say(f"{nxt['label']} took over with token {nxt['token']} "

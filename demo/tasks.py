@@ -24,10 +24,10 @@ import json
 import os
 import signal
 import sys
-import threading
 import time
 from collections import defaultdict
 
+import coordination
 import etcd_history  # tests/history, on sys.path (run.py)
 import queue_check  # tests/history
 import workers
@@ -44,24 +44,12 @@ FRESH_NS = 100_000_000  # a victim is picked within this of its claim: well insi
 BOLD, RED, RESET = "\033[1m", "\033[31m", "\033[0m"
 
 
-class Phase:
+class Phase(coordination.Phase):
     """Collects the third phase's events (the same clock and t0 as the mutex run) and narrates."""
 
-    def __init__(self, t0_ns: int, colors: dict):
-        self.t0, self.colors = t0_ns, colors
-        self.events: list[dict] = []
-        self.lock = threading.Lock()
-        self.narration: list[tuple[float, str]] = []
-
-    def rel(self, t_ns: int) -> float:
-        return (t_ns - self.t0) / 1e9
-
-    def add(self, worker: workers.Worker, ev: dict) -> None:
-        ev["label"], ev["lang"], ev["pid"] = worker.label, worker.lang, worker.pid
-        with self.lock:
-            self.events.append(ev)
+    def show(self, worker: workers.Worker, ev: dict) -> None:
         kind = ev.get("ev")
-        who = f"{self.colors.get(worker.lang, '')}{worker.label:<12}{RESET} pid {worker.pid:<7}"
+        who = self.who(worker)
         t = f"{self.rel(ev['t']):7.2f}s"
         if kind == "claimed":
             again = f"  {BOLD}delivered again{RESET}" if ev.get("attempts", 1) > 1 else ""
@@ -76,29 +64,6 @@ class Phase:
         else:
             return
         sys.stdout.flush()
-
-    def say(self, text: str) -> None:
-        now = time.monotonic_ns()
-        with self.lock:
-            self.narration.append((self.rel(now), text))
-        print(f"  {self.rel(now):7.2f}s  {BOLD}>>> {text}{RESET}")
-        sys.stdout.flush()
-
-    def of(self, kind: str, labels=None) -> list[dict]:
-        with self.lock:
-            return sorted((e for e in self.events if e.get("ev") == kind and (labels is None or e["label"] in labels)),
-                          key=lambda e: e["t"])
-
-
-def _wait(pred, timeout: float, every: float = 0.005):
-    """Polls pred() every `every` s until it returns something truthy or timeout passes (bounded)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(every)
-    return None
 
 
 def _fresh_claim(ph: Phase, exclude: set[str]):
@@ -147,7 +112,7 @@ def run(cluster, args, env: dict, t0: int, colors: dict) -> dict:
                                                   "DEMO_UNTIL_NS": str(until)}) for lang in WORKER_ORDER]
         done["workers"] = [w.label for w in wk]
         by_label = {w.label: w for w in wk}
-        ready = _wait(lambda: {e["label"] for e in ph.of("ready")} >= set(by_label), READY_S, every=0.01)
+        ready = coordination.wait_until(lambda: {e["label"] for e in ph.of("ready")} >= set(by_label), READY_S, every=0.01)
         ph.say(f"{'the' if ready else 'not all (' + str(len(ph.of('ready'))) + ') of the'} {len(wk)} workers wait on "
                f"'{QUEUE}' ({(time.monotonic_ns() - start) / 1e9:.2f}s after their start); "
                f"{' and '.join(lang + '-prod' for lang, _ in PRODUCERS)} put {TASKS_PER_PRODUCER} tasks each")
@@ -156,7 +121,7 @@ def run(cluster, args, env: dict, t0: int, colors: dict) -> dict:
             "DEMO_TASK_COUNT": str(TASKS_PER_PRODUCER), "DEMO_UNTIL_NS": str(until)}) for lang, prefix in PRODUCERS]
         done["producers"] = [w.label for w in prods]
 
-        victim = _wait(lambda: _fresh_claim(ph, set()), 10)
+        victim = coordination.wait_until(lambda: _fresh_claim(ph, set()), 10, every=0.005)
         if not victim:
             ph.say("no worker claimed a second task within 10 s: the kill episode cannot run (a failed check)")
         else:
@@ -177,7 +142,7 @@ def run(cluster, args, env: dict, t0: int, colors: dict) -> dict:
                        f"{(again['t'] - k['t_kill']) / 1e9:.2f}s after the SIGKILL")
             return bool(told)
 
-        f = _wait(lambda: _fresh_claim(ph, {victim["label"]} if victim else set()), 5)
+        f = coordination.wait_until(lambda: _fresh_claim(ph, {victim["label"]} if victim else set()), 5, every=0.005)
         if not f:
             ph.say("no other worker claimed a second task within 5 s: the freeze episode cannot run (a failed check)")
         else:
@@ -187,8 +152,8 @@ def run(cluster, args, env: dict, t0: int, colors: dict) -> dict:
             t_stop = time.monotonic_ns()
             ph.say(f"SIGSTOP {f['label']} while it works on {f['id']} (token {f['token']}) for {pause:.1f}s or more, "
                    f"past its TTL, until another worker has acked {f['id']}")
-            _wait(lambda: tell_redelivered() and False, pause, every=0.02)  # sleeps `pause`, narrating meanwhile
-            _wait(lambda: (tell_redelivered() or True) and _acked_by_other(ph, f["id"], f["label"]), 5, every=0.02)
+            coordination.wait_until(lambda: tell_redelivered() and False, pause, every=0.02)  # sleeps `pause`, narrating meanwhile
+            coordination.wait_until(lambda: (tell_redelivered() or True) and _acked_by_other(ph, f["id"], f["label"]), 5, every=0.02)
             t_cont = time.monotonic_ns()  # before the signal: the worker acts only after it
             ph.say(f"SIGCONT {f['label']} after {(t_cont - t_stop) / 1e9:.1f}s: its late "
                    f"ack (with its result) of {f['id']} must be refused")
@@ -196,7 +161,7 @@ def run(cluster, args, env: dict, t0: int, colors: dict) -> dict:
             frozen = None
             done["freeze"] = {**f, "t_stop": t_stop, "t_cont": t_cont}
         if victim:
-            _wait(tell_redelivered, args.ttl + 5, every=0.02)
+            coordination.wait_until(tell_redelivered, args.ttl + 5, every=0.02)
         # Every worker stops by itself once the queue is empty (bounded: stragglers are killed and reported).
         pool.wait(time.monotonic_ns())
         done["exits"] = {w.label: w.proc.returncode for w in wk}
