@@ -28,7 +28,7 @@ export declare class NativeClient {
   /** An observer of the election `name` (sends nothing until its first `next()`). */
   observe(name: Uint8Array, ttl: number): NativeObserver
   /** A handle on the task queue `name` (sends nothing; core checks the name and options). */
-  queue(name: Uint8Array, ttl: number, maxAttempts: number): NativeTaskQueue
+  queue(name: Uint8Array, ttl: number, maxAttempts: number, maxProcessingMs?: number | undefined | null): NativeTaskQueue
   /**
    * Claims the period's slot of the once-per-period job `name` (core `Client::once`): the
    * slot, or null when the period's job is done or another trigger runs it. `everyMs` and
@@ -226,10 +226,10 @@ export declare function checkName(name: Uint8Array, ttl: number): void
 export declare function checkOnce(name: Uint8Array, everyMs: number, ttl: number, atMs: number | undefined | null, keepPeriods: number): void
 
 /**
- * Checks a queue's name, TTL and max attempts as core does (the wrapper's synchronous
- * `client.queue()` throws before anything is sent).
+ * Checks a queue's name, TTL, max attempts and max processing time as core does (the
+ * wrapper's synchronous `client.queue()` throws before anything is sent).
  */
-export declare function checkQueue(name: Uint8Array, ttl: number, maxAttempts: number): void
+export declare function checkQueue(name: Uint8Array, ttl: number, maxAttempts: number, maxProcessingMs?: number | undefined | null): void
 
 /**
  * Checks a service name as `register`, `instances` and `discover` do (the wrapper's

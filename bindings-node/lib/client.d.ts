@@ -57,7 +57,7 @@ export class Client {
     /**
      * The task queue `name`: `put(payload, options)`, `claim(options)` (a {@link Task}, held on
      * this client's lease for `ttl` seconds), `tasks()`, `stats()`, the dead letters. Throws
-     * `INVALID_ARGUMENT` for a bad name (as a lock's), `ttl` or `maxAttempts`; sends nothing.
+     * `INVALID_ARGUMENT` for a bad name (as a lock's), `ttl`, `maxAttempts` or `maxProcessing`; sends nothing.
      * @param {Bytes} name
      * @param {QueueOptions} [options]
      * @returns {TaskQueue}

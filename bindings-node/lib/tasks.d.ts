@@ -51,6 +51,12 @@ export type QueueOptions = {
      * deliveries before an item goes to the dead letters, at least 1 (default 5)
      */
     maxAttempts?: number;
+    /**
+     * ms after which a claim ends, held or not (its lost signal
+     * fires, the item is claimable again): a hung handler cannot keep an item; more than 0
+     * (default: no limit)
+     */
+    maxProcessing?: number;
 };
 export type PutTaskOptions = {
     /**
@@ -190,6 +196,7 @@ export class TaskQueue {
      * @param {Buffer} name
      * @param {number} ttl
      * @param {number} maxAttempts
+     * @param {number} [maxProcessing] ms
      */
     private constructor();
     /** The queue's name. @type {Buffer} */
@@ -257,6 +264,7 @@ export function checkQueue(name: unknown, options: unknown, defaultTtl: number):
     n: Buffer<ArrayBuffer>;
     ttl: number;
     maxAttempts: number;
+    maxProcessing: number;
 };
 /**
  * The largest payload a task may have: 1536 KiB - 8 KiB (the core's `MAX_TASK_PAYLOAD_LEN`).

@@ -48,6 +48,9 @@ const MAX_TASK_PAYLOAD_LEN = native.maxTaskPayloadLen();
  * @typedef {object} QueueOptions
  * @property {number} [ttl] TTL in whole seconds of the lease a claim lives on (default 10): how long a dead worker's item stays claimed
  * @property {number} [maxAttempts] deliveries before an item goes to the dead letters, at least 1 (default 5)
+ * @property {number} [maxProcessing] ms after which a claim ends, held or not (its lost signal
+ *   fires, the item is claimable again): a hung handler cannot keep an item; more than 0
+ *   (default: no limit)
  */
 
 /**
@@ -282,6 +285,7 @@ class TaskQueue {
   /** @type {Buffer} */ #name;
   /** @type {number} */ #ttl;
   /** @type {number} */ #maxAttempts;
+  /** @type {number | undefined} */ #maxProcessing;
   /** @type {any} */ #native = null;
 
   /**
@@ -291,12 +295,14 @@ class TaskQueue {
    * @param {Buffer} name
    * @param {number} ttl
    * @param {number} maxAttempts
+   * @param {number} [maxProcessing] ms
    */
-  constructor(client, name, ttl, maxAttempts) {
+  constructor(client, name, ttl, maxAttempts, maxProcessing) {
     this.#client = client;
     this.#name = name;
     this.#ttl = ttl;
     this.#maxAttempts = maxAttempts;
+    this.#maxProcessing = maxProcessing;
   }
 
   /** The queue's name. @type {Buffer} */
@@ -309,7 +315,7 @@ class TaskQueue {
     const c = await internal.clientNative(this.#client);
     if (this.#native === null) {
       try {
-        this.#native = c.queue(this.#name, this.#ttl, this.#maxAttempts);
+        this.#native = c.queue(this.#name, this.#ttl, this.#maxAttempts, this.#maxProcessing);
       } catch (e) {
         throw fromNative(e);
       }
@@ -483,12 +489,13 @@ function checkQueue(name, options, defaultTtl) {
   const ttl = o.ttl === undefined ? defaultTtl : o.ttl;
   if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl)) throw invalid(`ttl must be a positive whole number of seconds, got ${describe(ttl)}`);
   const maxAttempts = o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : toInt32(o.maxAttempts, 'maxAttempts', false);
+  const maxProcessing = toMillis(o.maxProcessing, 'maxProcessing');
   try {
-    native.checkQueue(n, ttl, maxAttempts);
+    native.checkQueue(n, ttl, maxAttempts, maxProcessing);
   } catch (e) {
     throw fromNative(e);
   }
-  return { n, ttl, maxAttempts };
+  return { n, ttl, maxAttempts, maxProcessing };
 }
 
 module.exports = { Task, TaskQueue, checkQueue, MAX_TASK_PAYLOAD_LEN };

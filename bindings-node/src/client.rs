@@ -8,7 +8,7 @@ use crate::promise;
 use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
 use crate::tasks::{NativeTask, NativeTaskQueue};
 use crate::watch::NativeWatch;
-use etcdlock::{ClientOptions, LockOptions, Op, Pem, QueueOptions, RegisterOptions, TlsOptions, WatchOptions};
+use etcdlock::{ClientOptions, LockOptions, Op, Pem, RegisterOptions, TlsOptions, WatchOptions};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -179,8 +179,9 @@ impl NativeClient {
 
     /// A handle on the task queue `name` (sends nothing; core checks the name and options).
     #[napi]
-    pub fn queue(&self, env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<NativeTaskQueue> {
-        let q = self.client.queue(name.to_vec(), QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }).map_err(|e| crate::error::to_js(&env, e))?;
+    pub fn queue(&self, env: Env, name: &[u8], ttl: i64, max_attempts: u32, max_processing_ms: Option<f64>) -> Result<NativeTaskQueue> {
+        let opts = crate::tasks::queue_options(ttl, max_attempts, max_processing_ms);
+        let q = opts.and_then(|o| self.client.queue(name.to_vec(), o)).map_err(|e| crate::error::to_js(&env, e))?;
         Ok(NativeTaskQueue::new(q))
     }
 

@@ -21,11 +21,16 @@ fn delay(what: &str, ms: Option<f64>) -> etcdlock::Result<Option<Duration>> {
     .transpose()
 }
 
-/// Checks a queue's name, TTL and max attempts as core does (the wrapper's synchronous
-/// `client.queue()` throws before anything is sent).
+/// A queue's options from JS: `maxProcessingMs` absent = no limit.
+pub(crate) fn queue_options(ttl: i64, max_attempts: u32, max_processing_ms: Option<f64>) -> etcdlock::Result<QueueOptions> {
+    Ok(QueueOptions { ttl_secs: ttl, max_attempts, max_processing: delay("maxProcessing", max_processing_ms)? })
+}
+
+/// Checks a queue's name, TTL, max attempts and max processing time as core does (the
+/// wrapper's synchronous `client.queue()` throws before anything is sent).
 #[napi]
-pub fn check_queue(env: Env, name: &[u8], ttl: i64, max_attempts: u32) -> Result<()> {
-    etcdlock::check_queue(name, &QueueOptions { ttl_secs: ttl, max_attempts, ..Default::default() }).map_err(|e| crate::error::to_js(&env, e))
+pub fn check_queue(env: Env, name: &[u8], ttl: i64, max_attempts: u32, max_processing_ms: Option<f64>) -> Result<()> {
+    queue_options(ttl, max_attempts, max_processing_ms).and_then(|o| etcdlock::check_queue(name, &o)).map_err(|e| crate::error::to_js(&env, e))
 }
 
 /// The most bytes a task's payload may have (core `MAX_TASK_PAYLOAD_LEN`).
