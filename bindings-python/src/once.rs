@@ -4,7 +4,7 @@ use crate::bridge::Bridge;
 use crate::client::ClientInner;
 use crate::errors::IntoPy;
 use crate::op::{value, Convert, Op};
-use etcdlock::{runtime, CancellationToken, Error, ErrorKind, OnceOptions, OnceSlot};
+use etcdlock::{runtime, CancellationToken, Error, ErrorKind, OnceOptions, OnceSlot, Op as TxnOp};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -76,6 +76,16 @@ impl NativeOnceSlot {
             r?;
             value(())
         })
+    }
+    /// Writes `value` at `key` (on `lease` if given) only while the claim holds (fenced).
+    #[pyo3(signature = (key, value, lease=None))]
+    fn put(&self, key: &[u8], value: &[u8], lease: Option<&crate::lease::NativeLease>) -> Op {
+        if let Err(e) = runtime::check_pid(self.pid) {
+            return Op::fail(e);
+        }
+        let (slot, key, val) = (self.slot.clone(), key.to_vec(), value.to_vec());
+        let lease = lease.map_or(0, |l| l.lease.id());
+        Op::new(async move { crate::op::value(slot.txn(&[TxnOp::Put { key, value: val, lease }]).await?) })
     }
     /// Ends the claim without marking the job done: the next trigger in the period runs it.
     fn release(&self) -> Op {

@@ -312,6 +312,33 @@ def test_a_failed_or_lost_once_job_runs_at_the_next_trigger(client, etcd, prefix
     asyncio.run(asyncio.wait_for(main(), 20))
 
 
+# covers: ONCE-FENCE-001
+def test_a_once_slot_fences_the_jobs_writes(client, etcd, prefix):
+    name = f"{prefix}/fenced"
+    slot = client.once(name, every=3600.0, ttl=2).claim()
+    assert slot is not None
+    assert client.put(f"{prefix}/result", b"first", if_held=slot) > slot.fencing_token
+    with pytest.raises(ValueError):
+        client.put(f"{name}/done/{slot.slot}", b"done", if_held=slot)  # the job's own keys
+    lease = json.loads(etcd.ctl("get", "--prefix", f"{name}/slot/", "-w", "json"))["kvs"][0]["lease"]
+    etcd.ctl("lease", "revoke", format(lease, "x"))
+    again = client.once(name, every=3600.0, ttl=2).claim()
+    assert again is not None
+    client.put(f"{prefix}/result", b"second", if_held=again)
+    with pytest.raises(etcdlock.NotHeld):
+        client.put(f"{prefix}/result", b"late", if_held=slot)
+    assert client.get(f"{prefix}/result") == b"second"
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as ac:
+            async with ac.once(f"{name}-2", every=3600.0) as s:
+                assert s is not None
+                await ac.put(f"{prefix}/result-2", b"ok", if_held=s)
+    asyncio.run(asyncio.wait_for(main(), 20))
+    assert client.get(f"{prefix}/result-2") == b"ok"
+    again.done()
+
+
 # covers: ONCE-INPUT-001
 def test_once_options_are_checked(client, etcd, prefix):
     for kwargs in [dict(name=""), dict(every=0.5), dict(keep_periods=1), dict(ttl=0), dict(at=-1.0)]:

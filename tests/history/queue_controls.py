@@ -35,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
+import control_modes  # noqa: E402
 import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import history  # noqa: E402
@@ -140,31 +141,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--modes", default=",".join(EXPECT))
     a = p.parse_args(argv)
-    modes = [m for m in a.modes.split(",") if m]
-    if set(modes) - set(EXPECT):
-        p.error(f"unknown modes: {sorted(set(modes) - set(EXPECT))}")
-    failures, t0 = [], time.monotonic()
-    for mode in modes:
-        print(f"queue control {mode}: expect {'every property ok' if not EXPECT[mode] else 'VIOLATED on ' + ', '.join(sorted(EXPECT[mode]))}", flush=True)
-        try:
-            results, summary, nemesis_ok = run(mode, lambda s: print(s, flush=True))
-        except Exception as e:  # noqa: BLE001 - a control that cannot run is a failure, loudly
-            print(f"  could not run: {type(e).__name__}: {e}", flush=True)
-            failures.append(mode)
-            continue
-        print(f"  {summary}")
-        for r in results:
-            print("  " + r.line())
-            for ev in r.evidence[:2] if not r.ok else []:
-                print(f"      {ev}")
-        violated = {r.prop for r in results if not r.ok}
-        ok = (not violated and nemesis_ok) if mode == "correct" else EXPECT[mode] <= violated
-        print(f"  => {'as expected' if ok else 'FAILED'}", flush=True)
-        if not ok:
-            failures.append(mode)
-    print(f"queue controls: {len(modes) - len(failures)}/{len(modes)} as expected in {time.monotonic() - t0:.0f}s"
-          + (f"; FAILED: {', '.join(failures)}" if failures else ""))
-    return 1 if failures else 0
+    return control_modes.run_modes("queue", EXPECT, control_modes.parse_modes(p, a.modes, EXPECT), run)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ._aio_recipes import AsyncElection, AsyncRWLock
     from ._aio_registry import AsyncDiscovery, _Registering
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
-    from ._once import AsyncOnce
+    from ._once import AsyncOnce, OnceSlot
 
 
 async def _run(op: Any) -> Any:
@@ -202,18 +202,22 @@ class AsyncClient:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["AsyncLease"] = None,
-        if_held: Optional[Union["AsyncLock", "AsyncTask"]] = None,
+        if_held: Optional[Union["AsyncLock", "AsyncTask", "OnceSlot"]] = None,
     ) -> int:
-        """Like ``Client.put``: returns the revision; with ``if_held`` (a lock or a claimed
-        task), ``NotHeld`` and nothing written unless it is held."""
+        """Like ``Client.put``: returns the revision; with ``if_held`` (a lock, a claimed task or
+        a period's slot), ``NotHeld`` and nothing written unless it is held."""
         from ._aio_tasks import AsyncTask
+        from ._once import OnceSlot
 
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, AsyncLease):
             raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask)):
-            raise TypeError(f"if_held must be an etcdlock.AsyncLock or AsyncTask, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask, OnceSlot)):
+            raise TypeError(f"if_held must be an etcdlock.AsyncLock, AsyncTask or OnceSlot, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
+        if isinstance(if_held, OnceSlot):
+            slot_revision: int = await _run(if_held._n.put(k, v, nl))
+            return slot_revision
         nh = if_held._n if isinstance(if_held, AsyncLock) else None
         nt = if_held._n if isinstance(if_held, AsyncTask) else None
         revision: int = await _run(self._n.put(k, v, nl, nh, nt))

@@ -17,7 +17,7 @@ from ._ports import thread_port
 if TYPE_CHECKING:
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
-    from ._once import Once
+    from ._once import Once, OnceSlot
     from ._tasks import Task, TaskQueue
 
 
@@ -209,20 +209,24 @@ class Client:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["Lease"] = None,
-        if_held: Optional[Union["Lock", "Task"]] = None,
+        if_held: Optional[Union["Lock", "Task", "OnceSlot"]] = None,
     ) -> int:
         """Writes ``value`` at ``key`` (attached to ``lease`` if given) and returns the write's
-        revision. With ``if_held=lock`` (or a claimed ``Task``) the write happens only while that
-        lock (or claim) is held (etcd checks it in the same transaction); otherwise ``NotHeld``
-        is raised and nothing is written."""
+        revision. With ``if_held=lock`` (or a claimed ``Task``, or a period's ``OnceSlot``) the
+        write happens only while that lock (or claim) is held (etcd checks it in the same
+        transaction); otherwise ``NotHeld`` is raised and nothing is written."""
+        from ._once import OnceSlot
         from ._tasks import Task
 
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, Lease):
             raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (Lock, Task)):
-            raise TypeError(f"if_held must be an etcdlock.Lock or Task, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (Lock, Task, OnceSlot)):
+            raise TypeError(f"if_held must be an etcdlock.Lock, Task or OnceSlot, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
+        if isinstance(if_held, OnceSlot):
+            slot_revision: int = if_held._n.put(k, v, nl).wait()
+            return slot_revision
         nh = if_held._n if isinstance(if_held, Lock) else None
         nt = if_held._n if isinstance(if_held, Task) else None
         revision: int = self._n.put(k, v, nl, nh, nt).wait()

@@ -2,7 +2,7 @@
 //! runs again, a failed or dead winner's period is run by the next trigger, done marks expire.
 
 use crate::common::*;
-use etcdlock::{ErrorKind, OnceOptions};
+use etcdlock::{ErrorKind, OnceOptions, Op};
 use std::time::{Duration, SystemTime};
 
 fn at(opts: &OnceOptions, t: SystemTime) -> OnceOptions {
@@ -74,6 +74,79 @@ async fn done_marks_expire_after_a_few_periods() {
     let gone = eventually(Duration::from_secs(6), || async { keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty() }).await;
     assert!(gone, "a done mark outlived its periods");
     c.close().await;
+}
+
+// covers: ONCE-FENCE-001
+#[tokio::test]
+async fn a_slot_fences_the_jobs_writes_and_a_lost_winner_writes_nothing() {
+    let name = prefix("once-fence") + "job";
+    let result = format!("{name}-result");
+    let c = client().await;
+    let o = OnceOptions { ttl_secs: 2, ..OnceOptions::every(Duration::from_secs(3600)) };
+    let first = c.once(name.clone(), o.clone()).await.unwrap().unwrap();
+    assert!(first.put(result.as_bytes(), b"first").await.unwrap() > first.fencing_token());
+    let own = first.txn(&[Op::put(format!("{name}/done/{}", first.slot()), "done")]).await;
+    assert_eq!(own.unwrap_err().kind(), ErrorKind::InvalidArgument, "a job wrote its own done mark");
+    let mut raw = raw(&shared().endpoints()).await;
+    raw.lease_revoke(lease_of(&name).await).await.unwrap();
+    let second = c.once(name.clone(), o).await.unwrap().expect("the lost winner's job runs again");
+    second.put(result.as_bytes(), b"second").await.unwrap();
+    assert_eq!(first.put(result.as_bytes(), b"late").await.unwrap_err().kind(), ErrorKind::NotHeld);
+    assert_eq!(first.delete(result.as_bytes()).await.unwrap_err().kind(), ErrorKind::NotHeld);
+    assert_eq!(c.get(result.as_bytes()).await.unwrap().map(|kv| kv.value), Some(b"second".to_vec()));
+    second.done().await.unwrap();
+    c.close().await;
+}
+
+// covers: ONCE-FAULT-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_period_runs_once_across_a_killed_leader_and_a_winner_cut_off_with_its_member() {
+    let mut etcd = Etcd::start(3);
+    let name = prefix("once-fault") + "job";
+    let o = OnceOptions { ttl_secs: 2, ..OnceOptions::every(Duration::from_secs(3600)) };
+    let t = SystemTime::now();
+    // A winner on every member keeps its claim through the leader's death and marks the
+    // period done; triggers meanwhile, on the other members, do not run the job.
+    let winner = client_for(&etcd.endpoints()).await;
+    let slot = winner.once(name.clone(), at(&o, t)).await.unwrap().unwrap();
+    let leader = etcd.leader().await;
+    etcd.kill(leader);
+    let live: Vec<String> = (0..3).filter(|i| *i != leader).map(|i| etcd.members[i].endpoint()).collect();
+    let other = client_for(&live).await;
+    for _ in 0..3 {
+        assert!(other.once(name.clone(), at(&o, t)).await.unwrap().is_none(), "two runs at once");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    assert!(slot.is_held(), "the claim did not survive the leader's death");
+    slot.put(format!("{name}-result").as_bytes(), b"one").await.unwrap();
+    slot.done().await.unwrap();
+    assert!(other.once(name.clone(), at(&o, t)).await.unwrap().is_none(), "ran again after done");
+    // The next period's winner talks to one member only, which dies: its claim ends with its
+    // lease, the next trigger runs the job, and the cut-off winner can mark nothing.
+    let next = t + Duration::from_secs(3600);
+    let (lone_member, other_member) = (live[0].clone(), live[1].clone());
+    etcd.restart(leader);
+    let lone = client_for(&[lone_member.clone()]).await;
+    let cut = lone.once(name.clone(), at(&o, next)).await.unwrap().unwrap();
+    let lone_index = (0..3).find(|i| etcd.members[*i].endpoint() == lone_member).unwrap();
+    etcd.kill(lone_index);
+    let last = client_for(&[other_member, etcd.members[leader].endpoint()]).await;
+    let mut took = None;
+    for _ in 0..50 {
+        if let Ok(Some(s)) = last.once(name.clone(), at(&o, next)).await {
+            took = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let took = took.expect("the cut-off winner's period was not run by a later trigger");
+    assert!(took.fencing_token() > cut.fencing_token());
+    assert!(cut.done().await.is_err(), "a cut-off winner marked the period done");
+    took.done().await.unwrap();
+    assert!(last.once(name.clone(), at(&o, next)).await.unwrap().is_none(), "ran again after done");
+    for c in [winner, other, lone, last] {
+        c.close().await;
+    }
 }
 
 // covers: ONCE-INPUT-001

@@ -23,6 +23,7 @@
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::lost::{LostReason, LostSignal};
+use crate::client::kv::Op;
 use crate::sync::guard::LockGuard;
 use crate::sync::mutex::LockOptions;
 use crate::sync::expiring;
@@ -55,6 +56,7 @@ impl OnceOptions {
 #[derive(Debug)]
 pub struct OnceSlot {
     guard: LockGuard,
+    name: Vec<u8>,
     slot: i64,
     done_key: Vec<u8>,
     keep: Duration,
@@ -80,7 +82,7 @@ impl Client {
             guard.release().await?;
             return Ok(None);
         }
-        Ok(Some(OnceSlot { guard, slot, done_key, keep: opts.every.saturating_mul(opts.keep_periods) }))
+        Ok(Some(OnceSlot { guard, name, slot, done_key, keep: opts.every.saturating_mul(opts.keep_periods) }))
     }
 }
 
@@ -128,6 +130,28 @@ impl OnceSlot {
     /// ([`LockGuard::stop_by`]); `None` once another trigger may run it.
     pub fn stop_by(&self) -> Option<std::time::Instant> {
         self.guard.stop_by()
+    }
+
+    /// Writes `value` at `key` only while the claim holds (`NotHeld` otherwise, nothing written):
+    /// a winner that was cut off and whose slot another trigger took writes nothing.
+    pub async fn put(&self, key: &[u8], value: &[u8]) -> Result<i64> {
+        self.txn(&[Op::put(key, value)]).await
+    }
+    /// Deletes `key` only while the claim holds.
+    pub async fn delete(&self, key: &[u8]) -> Result<i64> {
+        self.txn(&[Op::delete(key)]).await
+    }
+    /// Applies `ops` atomically, only while the claim holds. Keys under `<name>/` (the job's
+    /// own slots and done marks) are refused with `InvalidArgument`.
+    pub async fn txn(&self, ops: &[Op]) -> Result<i64> {
+        if let Some(op) = ops.iter().find(|op| crate::sync::queue::in_queue(&self.name, op.key())) {
+            return Err(Error::invalid(format!(
+                "a once-per-period job's write must not touch its own keys under {:?} (got {:?})",
+                format!("{}/", String::from_utf8_lossy(&self.name)),
+                String::from_utf8_lossy(op.key())
+            )));
+        }
+        self.guard.txn(ops).await
     }
 
     /// Marks the period's job done and ends the claim, in one fenced Txn: `NotHeld` and
