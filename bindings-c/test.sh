@@ -202,7 +202,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -217,7 +217,7 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes test_registry test_tasks; do
+for t in test_api test_async test_recipes test_registry test_tasks test_task_limits; do
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \

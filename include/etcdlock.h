@@ -1541,7 +1541,8 @@ size_t etcdlock_last_error(char *buf, size_t buf_len);
  * stays claimed), and an item is delivered at most `max_attempts` times (at least 1) before it
  * goes to the dead letters. Sends nothing. A bad name, `ttl_s` <= 0 or `max_attempts` 0 is
  * ETCDLOCK_E_INVALID_ARGUMENT, a closed client ETCDLOCK_E_CLOSED. On success writes the queue
- * to `*out` (free it with etcdlock_queue_free).
+ * to `*out` (free it with etcdlock_queue_free). Claims have no time limit:
+ * etcdlock_queue_open_with_max_processing sets one.
  *
  *     etcdlock_queue *q = NULL;
  *     if (etcdlock_queue_open(client, "jobs/resize", 10, 5, &q) == ETCDLOCK_OK) { ... }
@@ -1551,6 +1552,21 @@ int etcdlock_queue_open(struct etcdlock_client *client,
                         int64_t ttl_s,
                         uint32_t max_attempts,
                         struct etcdlock_queue **out);
+
+/**
+ * etcdlock_queue_open with a limit on how long a claim lasts: `max_processing_ms` after a task
+ * was claimed its claim ends, held or not (its key is deleted, the lost callback fires with
+ * ETCDLOCK_LOST_KEY_DELETED, etcdlock_task_is_held turns false, its ack and fenced writes fail
+ * with ETCDLOCK_E_NOT_HELD, and the item is claimable again), so a hung handler cannot keep an
+ * item while its process keeps the lease alive. 0: no limit (as etcdlock_queue_open); a
+ * negative value is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_queue_open_with_max_processing(struct etcdlock_client *client,
+                                            const char *name,
+                                            int64_t ttl_s,
+                                            uint32_t max_attempts,
+                                            int64_t max_processing_ms,
+                                            struct etcdlock_queue **out);
 
 /**
  * Adds an item: `payload` (`payload_len` bytes, at most ETCDLOCK_MAX_TASK_PAYLOAD_LEN; NULL

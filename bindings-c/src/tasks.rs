@@ -52,7 +52,8 @@ pub type etcdlock_task_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, 
 /// stays claimed), and an item is delivered at most `max_attempts` times (at least 1) before it
 /// goes to the dead letters. Sends nothing. A bad name, `ttl_s` <= 0 or `max_attempts` 0 is
 /// ETCDLOCK_E_INVALID_ARGUMENT, a closed client ETCDLOCK_E_CLOSED. On success writes the queue
-/// to `*out` (free it with etcdlock_queue_free).
+/// to `*out` (free it with etcdlock_queue_free). Claims have no time limit:
+/// etcdlock_queue_open_with_max_processing sets one.
 ///
 ///     etcdlock_queue *q = NULL;
 ///     if (etcdlock_queue_open(client, "jobs/resize", 10, 5, &q) == ETCDLOCK_OK) { ... }
@@ -64,13 +65,36 @@ pub unsafe extern "C" fn etcdlock_queue_open(
     max_attempts: u32,
     out: *mut *mut etcdlock_queue,
 ) -> c_int {
+    unsafe { etcdlock_queue_open_with_max_processing(client, name, ttl_s, max_attempts, 0, out) }
+}
+
+/// etcdlock_queue_open with a limit on how long a claim lasts: `max_processing_ms` after a task
+/// was claimed its claim ends, held or not (its key is deleted, the lost callback fires with
+/// ETCDLOCK_LOST_KEY_DELETED, etcdlock_task_is_held turns false, its ack and fenced writes fail
+/// with ETCDLOCK_E_NOT_HELD, and the item is claimable again), so a hung handler cannot keep an
+/// item while its process keeps the lease alive. 0: no limit (as etcdlock_queue_open); a
+/// negative value is ETCDLOCK_E_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_queue_open_with_max_processing(
+    client: *mut etcdlock_client,
+    name: *const c_char,
+    ttl_s: i64,
+    max_attempts: u32,
+    max_processing_ms: i64,
+    out: *mut *mut etcdlock_queue,
+) -> c_int {
     // The header's limits are the core's.
     const _: () = assert!(ETCDLOCK_MAX_TASK_PAYLOAD_LEN == etcdlock::MAX_TASK_PAYLOAD_LEN && ETCDLOCK_MAX_TASK_ID_LEN == etcdlock::MAX_TASK_ID_LEN);
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
         let name = unsafe { ffi::cstr(name, "name") }?.to_vec();
-        let queue = c.client.queue(name, QueueOptions { ttl_secs: ttl_s, max_attempts, ..Default::default() })?;
+        let max_processing = match max_processing_ms {
+            0 => None,
+            ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
+            ms => return Err(invalid(format!("max_processing_ms must be >= 0 (0: no limit), got {ms}"))),
+        };
+        let queue = c.client.queue(name, QueueOptions { ttl_secs: ttl_s, max_attempts, max_processing })?;
         unsafe { *out = ffi::into_raw(etcdlock_queue { queue, client: c.client.clone(), callbacks: c.callbacks.clone() }) };
         Ok(())
     })

@@ -134,8 +134,8 @@ impl Client {
 
 /// The kind a key's value says it is, and the caller's value after it.
 fn split_mode(value: &[u8]) -> (String, &[u8]) {
-    if let Some((n, rest)) = permits::decode(value) {
-        return (format!("permits={n}"), rest);
+    if let Some((n, count, rest)) = permits::decode(value) {
+        return (if count == 1 { format!("permits={n}") } else { format!("permits={n},count={count}") }, rest);
     }
     match readers::decode(value) {
         Some((Mode::Read, rest)) => ("read".into(), rest),
@@ -144,12 +144,22 @@ fn split_mode(value: &[u8]) -> (String, &[u8]) {
     }
 }
 
-/// How many of the oldest entries hold: N for a semaphore of N (the oldest key's), the readers
-/// before the first writer (a key of another kind counts as one), else the oldest alone.
+/// How many of the oldest entries hold: for a semaphore of N (the oldest key's), those whose
+/// counts add up to at most N in queue order; the readers before the first writer (a key of
+/// another kind counts as one); else the oldest alone.
 fn holding(entries: &[QueueEntry]) -> usize {
     let Some(first) = entries.first() else { return 0 };
-    if let Some(n) = first.mode.strip_prefix("permits=").and_then(|n| n.parse::<usize>().ok()) {
-        return n.min(entries.len());
+    let weight = |e: &QueueEntry| {
+        let m = e.mode.strip_prefix("permits=")?;
+        let (n, count) = m.split_once(",count=").unwrap_or((m, "1"));
+        Some((n.parse::<u64>().ok()?, count.parse::<u64>().ok()?))
+    };
+    if let Some((n, _)) = weight(first) {
+        let mut taken = 0;
+        return entries.iter().take_while(|e| {
+            taken += weight(e).map_or(1, |(_, c)| c);
+            taken <= n
+        }).count();
     }
     entries.iter().take_while(|e| e.mode == "read").count().max(1)
 }

@@ -5,14 +5,18 @@ use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::sync::guard::LockGuard;
+use crate::sync::mutex::permits::Permits;
 use crate::sync::mutex::{Kind, LockOptions, Mutex};
 use std::time::Duration;
 
 /// The most permits a semaphore may have.
 pub const MAX_PERMITS: u32 = 1024;
 
-/// A handle on one semaphore name with N permits. Each acquisition takes one permit and
-/// returns a [`LockGuard`] (its fencing token, fenced writes and release are a lock's). Every
+/// A handle on one semaphore name with N permits. Each acquisition takes one permit (or
+/// [`Semaphore::with_count`] of them at once) and returns a [`LockGuard`] (its fencing token,
+/// fenced writes and release are a lock's). Admission is FIFO with a head-of-line rule: a
+/// request for k permits waits at the head until k are free, and later requests wait behind it,
+/// so a large request is never starved by small ones. Every
 /// participant of a name must give the same N: one that gives another fails with
 /// `InvalidArgument` before it waits, and leaves nothing. N is kept only in the participants'
 /// keys, so it changes once nobody holds or waits.
@@ -29,6 +33,7 @@ pub const MAX_PERMITS: u32 = 1024;
 pub struct Semaphore {
     mutex: Mutex,
     permits: u32,
+    count: u32,
 }
 
 impl Client {
@@ -36,7 +41,7 @@ impl Client {
     /// bound to this client's shared lease for `ttl_secs`, as a mutex's are. Sends nothing.
     pub fn semaphore(&self, name: impl Into<Vec<u8>>, permits: u32, ttl_secs: i64) -> Result<Semaphore> {
         check_permits(permits)?;
-        Ok(Semaphore { mutex: Mutex::new(self, name.into(), ttl_secs)?.with_kind(Kind::Permits(permits)), permits })
+        Ok(Semaphore { mutex: Mutex::new(self, name.into(), ttl_secs)?.with_kind(Kind::Permits(Permits::one_of(permits))), permits, count: 1 })
     }
 }
 
@@ -51,7 +56,31 @@ impl Semaphore {
     /// A semaphore whose keys are bound to `lease` (never revoked here).
     pub fn with_lease(lease: &Lease, name: impl Into<Vec<u8>>, permits: u32) -> Result<Semaphore> {
         check_permits(permits)?;
-        Ok(Semaphore { mutex: Mutex::with_lease(lease, name)?.with_kind(Kind::Permits(permits)), permits })
+        Ok(Semaphore { mutex: Mutex::with_lease(lease, name)?.with_kind(Kind::Permits(Permits::one_of(permits))), permits, count: 1 })
+    }
+
+    /// This handle's acquisitions take `count` permits at once (1 to N; more is
+    /// `InvalidArgument`): one key, one fencing token, released together.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+    /// let encoders = client.semaphore("encoders", 4, 10)?.with_count(2)?;
+    /// let two = encoders.acquire().await?; // two of the four permits, in arrival order
+    /// two.release().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_count(mut self, count: u32) -> Result<Semaphore> {
+        if count == 0 || count > self.permits {
+            return Err(Error::invalid(format!("count must be 1 to the semaphore's {} permits, got {count}", self.permits)));
+        }
+        self.count = count;
+        self.mutex = self.mutex.with_kind(Kind::Permits(Permits { n: self.permits, count, agree: true }));
+        Ok(self)
+    }
+
+    /// How many permits each acquisition takes.
+    pub fn count(&self) -> u32 {
+        self.count
     }
 
     pub fn name(&self) -> &[u8] {
@@ -62,7 +91,7 @@ impl Semaphore {
         self.permits
     }
 
-    /// Waits for a permit.
+    /// Waits for a permit (`count` of them).
     pub async fn acquire(&self) -> Result<LockGuard> {
         self.mutex.lock().await
     }

@@ -186,3 +186,71 @@ async fn a_release_wakes_a_bounded_number_of_waiters() {
     assert!(per_release[1] <= per_release[0] + 1.0, "reads per release grow with the waiters: {per_release:?}");
     client.close().await;
 }
+
+// covers: SEM-COUNT-001
+#[tokio::test]
+async fn a_request_for_two_permits_waits_for_two_and_goes_before_later_single_ones() {
+    let client = client().await;
+    let name = prefix("sem-count") + "encoders";
+    let single = client.semaphore(name.clone(), 3, 10).unwrap();
+    let double = Arc::new(client.semaphore(name.clone(), 3, 10).unwrap().with_count(2).unwrap());
+    let (a, b) = (single.acquire().await.unwrap(), single.acquire().await.unwrap());
+    // One permit is free: the request for two waits at the head ...
+    let waiting = {
+        let double = double.clone();
+        tokio::spawn(async move { double.acquire().await })
+    };
+    queued(&format!("{name}/"), 3).await;
+    // ... and a later request for one waits behind it, though one permit is free.
+    let late = single.acquire_with(LockOptions { timeout: Some(Duration::from_millis(600)), ..Default::default() }).await;
+    assert_eq!(late.unwrap_err().kind(), ErrorKind::LockTimeout, "a single request passed the waiting double one");
+    a.release().await.unwrap();
+    let two = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("two permits were free").unwrap().unwrap();
+    assert!(two.fencing_token() > b.fencing_token());
+    // Two of three held by it and one by b: nothing is free.
+    assert_eq!(single.try_acquire().await.unwrap_err().kind(), ErrorKind::WouldBlock);
+    let state = client.inspect(name.as_bytes()).await.unwrap();
+    assert_eq!(state.holders.len(), 2);
+    assert_eq!(state.holders[1].mode, "permits=3,count=2");
+    two.release().await.unwrap();
+    let c = single.acquire().await.unwrap();
+    for g in [b, c] {
+        g.release().await.unwrap();
+    }
+    // More than N, or none, is refused before anything is sent.
+    for count in [0, 4] {
+        assert_eq!(client.semaphore(name.clone(), 3, 10).unwrap().with_count(count).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
+    client.close().await;
+}
+
+// covers: SEM-COUNT-002
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_counts_never_take_more_than_n_permits() {
+    const N: u32 = 4;
+    let name = prefix("sem-count-mix") + "slots";
+    let used = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..6u32 {
+        let (name, used) = (name.clone(), used.clone());
+        tasks.push(tokio::spawn(async move {
+            let client = client().await;
+            let count = 1 + i % 3;
+            let sem = client.semaphore(name, N, 10).unwrap().with_count(count).unwrap();
+            for _ in 0..4 {
+                let g = sem.acquire().await.unwrap();
+                let now = used.fetch_add(count as usize, Ordering::SeqCst) + count as usize;
+                assert!(now <= N as usize, "{now} permits taken at once");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                used.fetch_sub(count as usize, Ordering::SeqCst);
+                g.release().await.unwrap();
+            }
+            client.close().await;
+        }));
+    }
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(60), t).await.expect("no stall").unwrap();
+    }
+    assert!(keys_under(&shared().endpoints(), &format!("{name}/")).await.is_empty());
+}

@@ -129,7 +129,7 @@ impl Mutex {
         loop {
             let enqueued = match self.kind {
                 Kind::Exclusive | Kind::Write => self.enqueue(key, lease, try_once, value, copies).await,
-                Kind::Permits(n) => self.enqueue_permits(n, key, lease, try_once, value, copies).await,
+                Kind::Permits(p) => self.enqueue_permits(p, key, lease, try_once, value, copies).await,
                 Kind::Read => self.enqueue_reader(key, lease, try_once, value, copies).await,
             };
             match enqueued {

@@ -7,8 +7,8 @@ use super::{permits, readers};
 pub(crate) enum Kind {
     /// The oldest key holds: a mutex.
     Exclusive,
-    /// The oldest N keys hold: a semaphore (`permits.rs`).
-    Permits(u32),
+    /// The oldest keys hold while their counts fit in N: a semaphore (`permits.rs`).
+    Permits(permits::Permits),
     /// A key holds while no older key is a writer's: a read-write lock's reader (`readers.rs`).
     Read,
     /// The oldest key holds, as for a mutex; its key says it is a writer's.
@@ -20,7 +20,7 @@ impl Kind {
     pub(crate) fn stored<'a>(&self, value: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
         match self {
             Kind::Exclusive => value.into(),
-            Kind::Permits(n) => permits::encode(*n, value).into(),
+            Kind::Permits(p) => permits::encode(*p, value).into(),
             Kind::Read => readers::encode(readers::Mode::Read, value).into(),
             Kind::Write => readers::encode(readers::Mode::Write, value).into(),
         }

@@ -34,7 +34,7 @@ impl Mutex {
     /// Where the key created at `my_rev` stands now, by this handle's rule.
     async fn place(&self, my_rev: i64) -> Result<Place> {
         match self.kind {
-            Kind::Permits(n) => self.place_permits(n, my_rev).await,
+            Kind::Permits(p) => self.place_permits(p, my_rev).await,
             Kind::Read => self.place_reader(my_rev).await,
             Kind::Exclusive | Kind::Write => unreachable!("a mutex or a writer waits in wait.rs"),
         }
