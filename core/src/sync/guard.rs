@@ -254,10 +254,27 @@ impl LockGuard {
     /// [`LockGuard::fenced`], answering with etcd's response (for recipes whose fenced Txn
     /// reads too); `idempotent`: it may be sent again.
     pub(crate) async fn fenced_response(&self, ops: impl Fn() -> Vec<TxnOp>, idempotent: bool) -> Result<etcd_client::TxnResponse> {
+        self.fenced_response_when(Vec::new(), ops, idempotent).await
+    }
+
+    /// [`LockGuard::fenced_response`] with more conditions (a pool's slot keys): when one of
+    /// them fails, `NotHeld` too, the lock's key being still there or not.
+    pub(crate) async fn fenced_response_when(&self, when: Vec<Compare>, ops: impl Fn() -> Vec<TxnOp>, idempotent: bool) -> Result<etcd_client::TxnResponse> {
         self.check_held()?;
-        let txn = || Txn::new().when([Compare::create_revision(self.shared.key.clone(), CompareOp::Equal, self.shared.token)]).and_then(ops());
+        let key = &self.shared.key;
+        let txn = || {
+            let mut all = vec![Compare::create_revision(key.clone(), CompareOp::Equal, self.shared.token)];
+            all.extend(when.iter().cloned());
+            // With more conditions, a failure reads the key: was it they or the hold that failed?
+            let check = if when.is_empty() { vec![] } else { vec![TxnOp::get(key.clone(), None)] };
+            Txn::new().when(all).and_then(ops()).or_else(check)
+        };
         let resp = self.shared.client.txn(txn, idempotent).await?;
         if !resp.succeeded() {
+            let still = resp.op_responses().into_iter().any(|r| matches!(r, etcd_client::TxnOpResponse::Get(g) if g.kvs().first().is_some_and(|kv| kv.create_revision() == self.shared.token)));
+            if still {
+                return Err(not_held("what this hold's write was conditioned on changed: nothing written"));
+            }
             self.shared.mark_lost(LostReason::KeyDeleted);
             return Err(not_held("the lock key is gone: the lock was lost"));
         }
@@ -269,6 +286,12 @@ impl LockGuard {
     /// released or lost. When the outcome is unknown (etcd unreachable), the key alone is still
     /// deleted, fenced, in the background: the hold ends either way.
     pub(crate) async fn finish(&self, ops: Vec<TxnOp>) -> Result<i64> {
+        self.finish_when(Vec::new(), ops).await
+    }
+
+    /// [`LockGuard::finish`] with more conditions: if one fails, the key alone is deleted
+    /// (fenced) and the answer is `NotHeld`.
+    pub(crate) async fn finish_when(&self, when: Vec<Compare>, ops: Vec<TxnOp>) -> Result<i64> {
         self.check_held()?;
         if !self.shared.mark_released() {
             return Err(not_held("the lock was already released"));
@@ -277,12 +300,18 @@ impl LockGuard {
         let txn = || {
             let mut all = ops.clone();
             all.push(TxnOp::delete(s.key.clone(), None));
-            Txn::new().when([Compare::create_revision(s.key.clone(), CompareOp::Equal, s.token)]).and_then(all)
+            let mut cond = vec![Compare::create_revision(s.key.clone(), CompareOp::Equal, s.token)];
+            cond.extend(when.iter().cloned());
+            Txn::new().when(cond).and_then(all)
         };
         let r = match s.client.txn(txn, false).await {
             Ok(resp) if resp.succeeded() => {
                 s.lease.state().free_slot(s.slot);
                 Ok(resp.header().map_or(0, |h| h.revision()))
+            }
+            Ok(_) if !when.is_empty() => {
+                s.delete_in_background();
+                Err(not_held("what this hold fenced changed: it was lost"))
             }
             Ok(_) => {
                 s.lease.state().free_slot(s.slot);
@@ -295,6 +324,16 @@ impl LockGuard {
         };
         s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
         r
+    }
+
+    /// The hold ended by a fenced Txn of the caller's that deleted this key (a pool's claim):
+    /// nothing more to send.
+    pub(crate) fn ended_by_caller(&self) {
+        let s = &self.shared;
+        if s.mark_released() {
+            s.lease.state().free_slot(s.slot);
+            s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
     }
 
     /// Releases the lock: deletes this acquisition's queue key if it is still ours (fenced: a

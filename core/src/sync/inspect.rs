@@ -121,7 +121,7 @@ impl Client {
     }
 
     /// The seconds lease `id` has left, `None` if the server no longer has it.
-    async fn lease_ttl(&self, id: i64) -> Result<Option<i64>> {
+    pub(crate) async fn lease_ttl(&self, id: i64) -> Result<Option<i64>> {
         let ttl = self
             .call(None, true, move |rpc| {
                 let mut c = rpc.lease.clone();

@@ -12,6 +12,7 @@ pub(crate) mod monitor;
 pub(crate) mod mutex;
 pub(crate) mod once;
 pub(crate) mod ordered;
+pub(crate) mod pool;
 pub(crate) mod own_key;
 pub(crate) mod queue;
 pub(crate) mod registry;
@@ -33,6 +34,8 @@ pub(crate) struct PerClient {
     pub monitors: Arc<monitor::Deferred>,
     /// What [`Client::metrics`] reads.
     pub metrics: metrics::LockMetrics,
+    /// A pool's holdings by owner (`sync/pool`).
+    pub pool_owners: pool::Owners,
 }
 
 impl PerClient {
@@ -45,6 +48,7 @@ impl PerClient {
                 queue_hints: Default::default(),
                 monitors: monitor::Deferred::new(closed.clone()),
                 metrics: Default::default(),
+                pool_owners: Default::default(),
             }
         })
     }

@@ -25,6 +25,7 @@ mod members;
 mod metrics;
 mod mutex;
 mod once;
+mod pool;
 mod queue;
 mod registry;
 mod registry_races;
