@@ -32,6 +32,12 @@
  *   reg.update("10.0.0.7:50052");                                        // fenced on its lease
  *   reg.close();                                                         // deregistered here
  *
+ * The task queue and once-per-period jobs (etcdlock_tasks.hpp, included at the end):
+ *
+ *   etcdlock::task_queue q = client.queue("jobs/resize", 10, 5);  // TTL 10 s, 5 deliveries
+ *   etcdlock::task t = q.claim(5000);                            // t.ack_with(...); not acked: given back
+ *   etcdlock::once_slot slot = client.once("reports/daily", 86400000, 10);  // false: not ours
+ *
  * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
  */
 #ifndef ETCDLOCK_HPP
@@ -294,6 +300,9 @@ private:
     std::unique_ptr<etcdlock_discovery, detail::discovery_free> p_;
 };
 
+class task_queue;
+class once_slot;
+
 /** A connection to etcd; may be used by any number of threads at once. */
 class client {
 public:
@@ -427,6 +436,20 @@ public:
         return etcdlock::discovery(d);
     }
 
+    /** The task queue `name` (sends nothing): claims on leases of `ttl_s` seconds, an item
+     *  delivered at most `max_attempts` times before it goes to the dead letters, and with
+     *  `max_processing_ms` (0: no limit) a claim ends that long after it was made, held or not.
+     *  Defined in etcdlock_tasks.hpp. */
+    etcdlock::task_queue queue(const std::string &name, int64_t ttl_s, uint32_t max_attempts,
+                               int64_t max_processing_ms = 0);
+
+    /** Claims the period's slot of the once-per-period job `name`, run at most once per
+     *  `every_ms` across every caller (`at_unix_ms` 0: now; done marks kept `keep_periods`
+     *  periods): a slot that is true when this caller won it, empty otherwise. Defined in
+     *  etcdlock_tasks.hpp. */
+    etcdlock::once_slot once(const std::string &name, int64_t every_ms, int64_t ttl_s, int64_t at_unix_ms = 0,
+                             uint32_t keep_periods = 3);
+
     etcdlock_client *get() const noexcept { return p_.get(); }
 
 private:
@@ -434,5 +457,7 @@ private:
 };
 
 } // namespace etcdlock
+
+#include "etcdlock_tasks.hpp"
 
 #endif /* ETCDLOCK_HPP */

@@ -1,6 +1,6 @@
 // The header compiles as C++ (extern "C", no C-only constructs) and links from C++; the C++
-// wrapper (etcdlock.hpp) drives an election, a semaphore, a read-write lock and the service
-// registry.
+// wrapper (etcdlock.hpp) drives an election, a semaphore, a read-write lock, the service
+// registry, the task queue and once-per-period jobs.
 #include "etcdlock.h"
 #include <etcdlock.hpp>
 #include <cstdio>
@@ -186,6 +186,116 @@ static void wrapper_registry(const char *eps, const std::string &base) {
     }
 }
 
+// Expects `call` to throw etcdlock::error with status `want`.
+#define EXPECT_THROWS(call, want)                                   \
+    do {                                                            \
+        try {                                                       \
+            call;                                                   \
+            std::fprintf(stderr, "  %s:%d: %s did not throw\n",    \
+                         __FILE__, __LINE__, #call);                \
+            failures++;                                             \
+        } catch (const etcdlock::error &e_) {                       \
+            EXPECT(e_.code() == (want));                            \
+        }                                                           \
+    } while (0)
+
+// The RAII wrapper's task queue and once-per-period jobs (etcdlock_tasks.hpp; the C tests cover
+// the behaviour: tests/test_tasks.c, tests/test_task_limits.c).
+static void wrapper_tasks(const char *eps, const std::string &base) {
+    try {
+        etcdlock::client c(eps), other(eps);
+        std::string name = base + "-q", result = base + "-q-result";
+        etcdlock::task_queue q = c.queue(name, 10, 2);
+        EXPECT(q.put("p1", "a") == "a");
+        EXPECT(q.put("other", "a", 9) == "a"); // the id exists: nothing changes
+        std::string rid = q.put("p2", "", 5);  // a random id
+        EXPECT(!rid.empty() && rid != "a");
+        etcdlock::queue_stats s = q.stats();
+        EXPECT(s.pending == 2 && s.by_priority.size() == 2 && s.by_priority[0] == std::make_pair((int32_t)5, (uint64_t)1));
+        EXPECT(s.claimed == 0 && s.dead == 0 && s.revision > 0);
+        {
+            etcdlock::task t = q.claim(0);
+            EXPECT(t.id() == rid && t.payload() == "p2" && t.priority() == 5 && t.attempts() == 1);
+            EXPECT(t.fencing_token() > 0 && t.is_held() && t.lost_reason() == 0);
+            t.put(result, "working"); // fenced by the claim
+            EXPECT(q.stats().claimed == 1);
+            EXPECT_THROWS(t.put(name + "/x", "v"), ETCDLOCK_E_INVALID_ARGUMENT); // the queue's own keys
+            EXPECT(t.ack_with({etcdlock::op::put(result, "ok"), etcdlock::op::del(base + "-q-gone")}) > t.fencing_token());
+            EXPECT(!t.is_held());
+            EXPECT_THROWS(t.ack(), ETCDLOCK_E_NOT_HELD);
+            EXPECT_THROWS(t.put(result, "late"), ETCDLOCK_E_NOT_HELD);
+        }
+        std::string v;
+        EXPECT(c.get(result, &v) && v == "ok");
+        {
+            etcdlock::task t = q.claim(5000, nullptr, "cpp-worker");
+            EXPECT(t.id() == "a" && t.payload() == "p1" && t.attempts() == 1);
+        } // neither acked nor nacked: given back by the destructor
+        {
+            etcdlock::task t = q.claim(0);
+            EXPECT(t.id() == "a" && t.attempts() == 2);
+            t.nack(); // its last delivery: to the dead letters
+            EXPECT_THROWS(t.nack(), ETCDLOCK_E_NOT_HELD);
+        }
+        EXPECT_THROWS(q.claim(0), ETCDLOCK_E_WOULD_BLOCK);
+        EXPECT_THROWS(q.claim(300), ETCDLOCK_E_LOCK_TIMEOUT);
+        std::vector<etcdlock::dead_task> dead = q.dead();
+        EXPECT(dead.size() == 1 && dead[0].id == "a" && dead[0].payload == "p1" && dead[0].attempts == 2);
+        EXPECT(q.stats().dead == 1);
+        EXPECT(q.requeue_dead("a") && !q.requeue_dead("nope"));
+        q.claim(0).nack(); // attempts 1 after the requeue
+        {
+            etcdlock::task t = q.claim(0);
+            EXPECT(t.attempts() == 2);
+            t.nack(0);
+        }
+        EXPECT(q.delete_dead("a") && !q.delete_dead("a"));
+        s = q.stats();
+        EXPECT(s.pending == 0 && s.by_priority.empty() && s.delayed == 0 && s.claimed == 0 && s.dead == 0);
+        EXPECT_THROWS(c.queue(name + "/", 10, 2), ETCDLOCK_E_INVALID_ARGUMENT);
+
+        // max_processing_ms: a claim ends that long after it was made, held or not.
+        EXPECT_THROWS(c.queue(name, 10, 2, -1), ETCDLOCK_E_INVALID_ARGUMENT);
+        etcdlock::task_queue limited = c.queue(base + "-limited", 10, 5, 1000);
+        limited.put("h", "hung");
+        etcdlock::task hung = limited.claim(0);
+        for (int i = 0; i < 50 && hung.is_held(); i++) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        EXPECT(!hung.is_held() && hung.lost_reason() == ETCDLOCK_LOST_KEY_DELETED);
+        EXPECT_THROWS(hung.ack(), ETCDLOCK_E_NOT_HELD);
+        etcdlock::task again = limited.claim(5000);
+        EXPECT(again.id() == "hung" && again.attempts() == 2);
+        again.ack();
+
+        // Once per period (a fixed trigger time: the slot cannot change between the calls).
+        std::string job = base + "-daily";
+        const int64_t hour = 3600000, at = hour * 500000;
+        {
+            etcdlock::once_slot slot = c.once(job, hour, 10, at);
+            EXPECT(slot && slot.index() == 500000 && slot.fencing_token() > 0 && slot.is_held());
+            etcdlock::once_slot second = other.once(job, hour, 10, at);
+            EXPECT(!second && second.get() == nullptr);
+            slot.release(); // the job failed: the next trigger runs it
+            EXPECT(!slot.is_held() && slot.lost_reason() == 0);
+        }
+        {
+            etcdlock::once_slot slot = other.once(job, hour, 10, at);
+            EXPECT(slot);
+        } // neither done nor released: released by the destructor
+        {
+            etcdlock::once_slot slot = c.once(job, hour, 10, at);
+            EXPECT(slot);
+            slot.done();
+            EXPECT_THROWS(slot.done(), ETCDLOCK_E_NOT_HELD);
+        }
+        EXPECT(!other.once(job, hour, 10, at)); // done for the period
+        EXPECT(other.once(job, hour, 10, at + hour)); // the next period's (released at once)
+        EXPECT_THROWS(c.once(job, 999, 10), ETCDLOCK_E_INVALID_ARGUMENT);
+    } catch (const etcdlock::error &e) {
+        std::fprintf(stderr, "  %s\n", e.what());
+        failures++;
+    }
+}
+
 // A closed client (etcdlock_shutdown closes every client, leaving the handles allocated):
 // the registry calls throw etcdlock::error with ETCDLOCK_E_CLOSED. Shuts the library down: last.
 static void wrapper_registry_closed(const char *eps, const std::string &base) {
@@ -258,8 +368,12 @@ int main() {
     std::printf("%s - test_cpp_wrapper_registry\n", failures > recipe_failures ? "FAIL" : "ok");
     std::fflush(stdout);
     int registry_failures = failures;
+    wrapper_tasks(eps ? eps : "http://127.0.0.1:2379", name);
+    std::printf("%s - test_cpp_wrapper_tasks\n", failures > registry_failures ? "FAIL" : "ok");
+    std::fflush(stdout);
+    int task_failures = failures;
     wrapper_registry_closed(eps ? eps : "http://127.0.0.1:2379", name);
-    std::printf("%s - test_cpp_wrapper_registry_closed_client\n", failures > registry_failures ? "FAIL" : "ok");
+    std::printf("%s - test_cpp_wrapper_registry_closed_client\n", failures > task_failures ? "FAIL" : "ok");
     EXPECT(etcdlock_shutdown(5000) == ETCDLOCK_OK);
     return failures ? 1 : 0;
 }
