@@ -42,8 +42,9 @@ fn delay(ms: jlong) -> JResult<Option<Duration>> {
     }
 }
 
-/// The task queue `name` (claims on leases of `ttl_s`, `max_attempts` deliveries, `worker` in
-/// every claim key). Checks everything the core checks before a claim; sends nothing.
+/// The task queue `name` (claims on leases of `ttl_s`, `max_attempts` deliveries, claims ended
+/// `max_processing_ms` after they were made (-1: no limit), `worker` in every claim key). Checks
+/// everything the core checks before a claim; sends nothing.
 #[no_mangle]
 pub extern "system" fn Java_io_etcdlock_Native_queueOpen<'l>(
     mut env: JNIEnv<'l>,
@@ -52,6 +53,7 @@ pub extern "system" fn Java_io_etcdlock_Native_queueOpen<'l>(
     name: JString<'l>,
     ttl_s: jlong,
     max_attempts: jint,
+    max_processing_ms: jlong,
     worker: JByteArray<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
@@ -60,7 +62,13 @@ pub extern "system" fn Java_io_etcdlock_Native_queueOpen<'l>(
         let worker = boundary::bytes(env, &worker)?;
         etcdlock::check_lock_value(&worker)?;
         let max_attempts = u32::try_from(max_attempts).map_err(|_| invalid(format!("max attempts must be at least 1, got {max_attempts}")))?;
-        let queue = c.client.queue(name, QueueOptions { ttl_secs: ttl_s, max_attempts, ..Default::default() })?;
+        // -1 from QueueOptions without maxProcessing; the core refuses 0.
+        let max_processing = match max_processing_ms {
+            -1 => None,
+            ms if ms >= 0 => Some(Duration::from_millis(ms as u64)),
+            ms => return Err(invalid(format!("max processing must not be negative, got {ms} ms"))),
+        };
+        let queue = c.client.queue(name, QueueOptions { ttl_secs: ttl_s, max_attempts, max_processing })?;
         Ok(boundary::into_handle(QueueHandle { queue, client: c.client.clone(), worker }))
     })
 }

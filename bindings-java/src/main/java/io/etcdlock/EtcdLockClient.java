@@ -135,16 +135,17 @@ public final class EtcdLockClient implements AutoCloseable {
      * its lease, durable until acked. Sends nothing.
      *
      * @param name the queue's name (as a lock name; its keys are under {@code <name>/})
-     * @param options the claims' TTL, the deliveries an item gets, the worker value
+     * @param options the claims' TTL, the deliveries an item gets, how long a claim may last, the
+     *     worker value
      * @return the queue
-     * @throws IllegalArgumentException for a bad name, TTL, {@code maxAttempts} under 1 or a worker
-     *     value over 4096 bytes (nothing sent)
+     * @throws IllegalArgumentException for a bad name, TTL, {@code maxAttempts} under 1, a zero
+     *     {@code maxProcessing} or a worker value over 4096 bytes (nothing sent)
      * @throws ClosedException if the client is closed
      */
     public TaskQueue queue(String name, QueueOptions options) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(options, "options");
-        long q = handle.with(c -> Native.queueOpen(c, name, options.ttlSeconds, options.maxAttempts, options.worker));
+        long q = handle.with(c -> Native.queueOpen(c, name, options.ttlSeconds, options.maxAttempts, options.maxProcessingMs, options.worker));
         Logging.refresh();
         return new TaskQueue(new NativeHandle(q, Native::queueFree, "task queue"), name, this);
     }

@@ -141,7 +141,7 @@ final class Native {
     static native Instances instances(long client, String service);
 
     /** The task queue {@code name}; checks everything a claim would, sends nothing. */
-    static native long queueOpen(long client, String name, long ttlSeconds, int maxAttempts, byte[] worker);
+    static native long queueOpen(long client, String name, long ttlSeconds, int maxAttempts, long maxProcessingMs, byte[] worker);
 
     static native void queueFree(long queue);
 
