@@ -4,11 +4,19 @@ language (the Rust one also runs the raw-RPC baseline), and windows of every wor
 between them, so that the machine's drift hits what is compared alike. Each row's ratios are the
 median over rounds of ratios within a round (windows seconds apart), not ratios of medians.
 
-    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go,java,jetcd] [--no-build]
+    python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go,java,jetcd]
+                         [--workloads lock,queue] [--no-build]
 
 "go" is etcd's own Go client and its concurrency.Mutex (bench/go), the reference client most
 teams would otherwise use: every lock row gets its ratio to it (x Go). Every row also gets the
 bench process's CPU time over the window per cycle (getrusage), and its ratio to Go's.
+
+The "queue (N workers)" rows are the task queue's (bench/src/queue.rs): one producer and N
+workers, each a client of its own, on a queue of their own per window; the producer puts small
+payloads while fewer than 2 x N items are unacked, the workers claim and ack: tasks acked per
+second, and CPU per task. Go's is etcd's recipe.Queue (Enqueue; Dequeue deletes the item: no
+claim, no ack), which every queue row gets its ratio to (x Go); jetcd has no queue.
+--workloads keeps the workloads whose name contains one of its comma-separated parts.
 
 "java" is the Java binding (bindings-java's jar) and "jetcd" jetcd's own Lock and Lease clients,
 both from bench/java (a Maven project built here, on the binding's jar, which is built with Maven
@@ -82,7 +90,10 @@ def commands(lang, endpoints, seconds=1.0):
     }[lang]
 
 
-WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)"]
+WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)",
+             "queue (4 workers)", "queue (16 workers)"]
+# The task queue's rows: no raw loop beside them, and no jetcd (it has no queue).
+QUEUE = {"queue (4 workers)", "queue (16 workers)"}
 RAW = {"lock uncontended": "raw uncontended", "lock many (64 tasks)": "raw many (64 tasks)"}
 # The raw loop over the leaner channel etcdlock's KV requests take (RAW is over etcd-client's own).
 RAW_H2 = {w: f"{raw} over etcdlock's channel" for w, raw in RAW.items()}
@@ -136,8 +147,13 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--langs", default="rust,python,node,c,go,java,jetcd")
+    ap.add_argument("--workloads", default="", help="only the workloads whose name contains one of these (comma-separated)")
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
+    parts = [p for p in args.workloads.split(",") if p]
+    workloads = [w for w in WORKLOADS if not parts or any(p in w for p in parts)]
+    if not workloads:
+        ap.error(f"--workloads {args.workloads!r} matches none of {WORKLOADS}")
     langs = [l for l in args.langs.split(",") if l]
     if "rust" not in langs:
         langs.insert(0, "rust")  # the reference every binding is compared with
@@ -158,8 +174,8 @@ def main():
                 # whose database keeps growing gets slower.
                 compact(etcd)
                 got = {}
-                for w in WORKLOADS:
-                    labels = (list(BASELINES) if w in RAW else []) + langs + variants(w, langs)
+                for w in workloads:
+                    labels = (list(BASELINES) if w in RAW else []) + runs(w, langs) + variants(w, langs)
                     shift = rnd % len(labels)  # each language takes each place in turn
                     for label in labels[shift:] + labels[:shift]:
                         lang, name = target(label, w)
@@ -173,7 +189,12 @@ def main():
     # The machine's load, since on a shared machine it decides more than anything measured here.
     print(f"started {started}, {os.cpu_count()} CPUs; load average (1, 5, 15 min) before "
           f"{' '.join(f'{x:.1f}' for x in load_before)}, after {' '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
-    print_table(rounds, langs)
+    print_table(rounds, langs, workloads)
+
+
+def runs(workload, langs):
+    """The languages among `langs` that have `workload`."""
+    return [l for l in langs if not (workload in QUEUE and l == "jetcd")]
 
 
 def target(label, workload):
@@ -205,7 +226,7 @@ def median(values):
     return values[len(values) // 2] if values else None
 
 
-def print_table(rounds, langs):
+def print_table(rounds, langs, workloads):
     def col(w, label, field):
         return [r[(w, label)][field] for r in rounds if (w, label) in r]
 
@@ -226,14 +247,14 @@ def print_table(rounds, langs):
     print("| workload | lang | cycles/s | x Go | x Rust core | x raw | CPU us/cycle | CPU x Go | handoff p50 | p50 - Rust | handoff p99 | Jain (min) |"
           + (" x jetcd | CPU x jetcd |" if jetcd else ""))
     print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if jetcd else ""))
-    for w in WORKLOADS:
-        for lang in (list(BASELINES) if w in RAW else []) + langs + variants(w, langs):
+    for w in workloads:
+        for lang in (list(BASELINES) if w in RAW else []) + runs(w, langs) + variants(w, langs):
             if not col(w, lang, "cycles_per_sec"):
                 continue
             jain = [j for j in col(w, lang, "jain") if j is not None]
             print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | "
                   f"{ratio((w, lang), (w, 'go')) if go else '-'} | {ratio((w, lang), (w, 'rust'))} | "
-                  f"{ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
+                  f"{'-' if w in QUEUE else ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
                   f"{fmt(median(col(w, lang, 'cpu_us_per_cycle')), '.0f')} | "
                   f"{ratio((w, lang), (w, 'go'), 'cpu_us_per_cycle') if go else '-'} | "
                   f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
@@ -252,7 +273,10 @@ def print_table(rounds, langs):
           "\n cycle; CPU x Go: its per-round ratio to Go's, lower is better;"
           "\n raw: over etcd-client's channel; raw (etcdlock's channel): the same loop over the leaner channel"
           "\n etcdlock's KV requests take; lock-shaped: the raw loop sending the lock's two requests over that"
-          "\n channel, the most any lock with its guarantees reaches)")
+          "\n channel, the most any lock with its guarantees reaches;"
+          "\n queue (N workers): 1 producer, N workers, each a client of its own (bench/src/queue.rs):"
+          "\n cycles/s is tasks acked per second, CPU us/cycle per task (producer included); go there is"
+          "\n etcd's recipe.Queue (no claim, no ack: Dequeue deletes the item))")
 
 
 if __name__ == "__main__":

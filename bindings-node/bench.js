@@ -5,7 +5,8 @@
 // The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Node binding, with
 // the same definitions: cycles/s of lock+release on one client (1 loop, then 64 concurrent
 // loops each on its own name) and N clients contending for one name (handoff = next holder's
-// acquire resolution minus the previous holder's release start; p50/p99; Jain's index).
+// acquire resolution minus the previous holder's release start; p50/p99; Jain's index); and the
+// task queue's (bench/src/queue.rs): one producer and N workers, tasks acked per second.
 // Rounds interleave the workloads; each prints its median round as one JSON line shaped like
 // Report::json with "lang":"node". Without --endpoints (or ETCDLOCK_ENDPOINTS) it starts a
 // throwaway etcd with tests/etcd_harness.py. With --serve it runs one workload per stdin line
@@ -112,11 +113,87 @@ async function contended(endpoints, clients, seconds) {
   };
 }
 
+// bench/src/queue.rs's: the producer stays at most this many items per worker ahead of the acks.
+const BACKLOG_PER_WORKER = 2;
+const PAYLOAD = Buffer.from('task-0123456789');
+
+/**
+ * One producer and `workers` workers, each a client of its own, on a queue of its own
+ * (bench/src/queue.rs): the producer puts while fewer than BACKLOG_PER_WORKER x workers items
+ * are unacked, each worker claims and acks until the window ends; tasks acked by its end per
+ * second. What is left is claimed and acked afterwards, untimed.
+ */
+async function queue(endpoints, workers, seconds) {
+  const name = unique('queue');
+  const opts = { ttl: 10, maxAttempts: 5 };
+  const producer = await Client.connect({ endpoints });
+  const conns = [];
+  for (let i = 0; i < workers; i++) conns.push(await Client.connect({ endpoints }));
+  let free = BACKLOG_PER_WORKER * workers;
+  let wake = null; // the producer's, while it waits for a free slot
+  const wakeProducer = () => {
+    const w = wake;
+    wake = null;
+    if (w) w();
+  };
+  const cpu0 = processCpu();
+  const deadline = performance.now() + seconds * 1000;
+  const loops = conns.map(async (c) => {
+    const q = c.queue(name, opts);
+    let n = 0;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      let task;
+      try {
+        task = await q.claim({ timeout: Math.ceil(left) });
+      } catch (e) {
+        if (e.code === 'LOCK_TIMEOUT') break;
+        throw e;
+      }
+      await task.ack();
+      free++;
+      wakeProducer();
+      if (performance.now() <= deadline) n++;
+    }
+    return n;
+  });
+  const q = producer.queue(name, opts);
+  const end = setTimeout(wakeProducer, seconds * 1000);
+  while (performance.now() < deadline) {
+    if (free === 0) {
+      await new Promise((resolve) => (wake = resolve));
+      continue;
+    }
+    free--;
+    await q.put(PAYLOAD);
+  }
+  clearTimeout(end);
+  const acked = (await Promise.all(loops)).reduce((a, b) => a + b, 0);
+  const cpu = perCycle(cpu0, acked);
+  for (;;) {
+    // What is left, so that the next window's etcd holds nothing of this one's.
+    let task;
+    try {
+      task = await q.claim({ timeout: 0 });
+    } catch (e) {
+      if (e.code === 'WOULD_BLOCK') break;
+      throw e;
+    }
+    await task.ack();
+  }
+  await Promise.all(conns.map((c) => c.close()));
+  await producer.close();
+  return simple(`queue (${workers} workers)`, { total: acked, cpu }, seconds);
+}
+
 const WORKLOADS = [
   { name: 'lock uncontended', run: async (ep, s) => simple('lock uncontended', await lockMany(ep, 1, s), s) },
   { name: 'lock many (64 tasks)', run: async (ep, s) => simple('lock many (64 tasks)', await lockMany(ep, 64, s), s) },
   { name: 'lock contended (4 clients)', run: (ep, s) => contended(ep, 4, s) },
   { name: 'lock contended (16 clients)', run: (ep, s) => contended(ep, 16, s) },
+  { name: 'queue (4 workers)', run: (ep, s) => queue(ep, 4, s) },
+  { name: 'queue (16 workers)', run: (ep, s) => queue(ep, 16, s) },
 ];
 
 function simple(name, { total, cpu }, seconds) {

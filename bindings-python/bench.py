@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The Rust benchmark's lock workloads (bench/src/workloads.rs), through the Python package.
+"""The Rust benchmark's lock and task queue workloads (bench/src/workloads.rs, bench/src/queue.rs),
+through the Python package.
 
     python3 bench.py --endpoints URLS [--seconds S] [--rounds R] [--serve]
 
@@ -167,6 +168,69 @@ def lock_contended(endpoints: str, clients: int, dur: float) -> Report:
                   total * total / (len(counts) * sq) if sq else None, cpu)
 
 
+# bench/src/queue.rs's: the producer stays at most this many items per worker ahead of the acks.
+BACKLOG_PER_WORKER = 2
+PAYLOAD = b"task-0123456789"
+
+
+def queue(endpoints: str, workers: int, dur: float) -> Report:
+    """One producer (the main thread) and `workers` threads, each a blocking Client of its own,
+    on a queue of its own: the producer puts while fewer than BACKLOG_PER_WORKER x workers
+    items are unacked, each worker claims and acks until the window ends; tasks acked by its
+    end per second. What is left is claimed and acked afterwards, untimed (bench/src/queue.rs)."""
+    name = unique("queue")
+    producer = etcdlock.Client(endpoints)
+    conns = [etcdlock.Client(endpoints) for _ in range(workers)]
+    backlog = threading.Semaphore(BACKLOG_PER_WORKER * workers)
+    counts = [0] * workers
+    failed: List[BaseException] = []
+    cpu0 = process_cpu()
+    deadline = time.monotonic() + dur
+
+    def worker(i: int) -> None:
+        try:
+            q = conns[i].queue(name, ttl=10, max_attempts=5)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    task = q.claim(timeout=left)
+                except etcdlock.LockTimeout:
+                    break
+                task.ack()
+                backlog.release()
+                if time.monotonic() <= deadline:
+                    counts[i] += 1
+        except BaseException as e:  # noqa: BLE001 (reported by the main thread)
+            failed.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(workers)]
+    for t in threads:
+        t.start()
+    q = producer.queue(name, ttl=10, max_attempts=5)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not backlog.acquire(timeout=left) or time.monotonic() >= deadline:
+            break
+        q.put(PAYLOAD)
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    acked = sum(counts)
+    cpu = per_cycle(cpu0, acked)
+    while True:  # what is left, so that the next window's etcd holds nothing of this one's
+        try:
+            q.claim(timeout=0).ack()
+        except etcdlock.WouldBlock:
+            break
+    for c in conns:
+        c.close()
+    producer.close()
+    return Report(f"queue ({workers} workers)", acked / dur, cpu=cpu)
+
+
 def many_report(name: str, cycles: int, cpu: Optional[float], dur: float) -> Report:
     return Report(name, cycles / dur, cpu=cpu)
 
@@ -193,6 +257,8 @@ def main() -> None:
         "lock many (64 threads)": lambda s: many_report("lock many (64 threads)", *lock_many_threads(a.endpoints, 64, s), s),
         "lock contended (4 clients)": lambda s: lock_contended(a.endpoints, 4, s),
         "lock contended (16 clients)": lambda s: lock_contended(a.endpoints, 16, s),
+        "queue (4 workers)": lambda s: queue(a.endpoints, 4, s),
+        "queue (16 workers)": lambda s: queue(a.endpoints, 16, s),
     }
     if a.serve:
         for line in sys.stdin:

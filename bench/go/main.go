@@ -8,8 +8,9 @@
 // Report::json in bench/src/workloads.rs with "lang":"go", until stdin closes. Workloads:
 // "lock uncontended" (one goroutine, one session), "lock many (64 tasks)" (64 goroutines on one
 // client and one session, each its own name), "lock contended (N clients)" (N clients, each its
-// own session, one name). cpu_us_per_cycle is this process's CPU time (getrusage) over the timed
-// window divided by the cycles.
+// own session, one name), and "queue (N workers)" (etcd's recipe.Queue: one producer, N workers,
+// each a client of its own; queue.go). cpu_us_per_cycle is this process's CPU time (getrusage)
+// over the timed window divided by the cycles (tasks).
 //
 //	bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]
 //
@@ -328,9 +329,15 @@ func main() {
 	queue := flag.Bool("queue", false, "the task queue row with recipe.Queue instead (see queue.go)")
 	tasks := flag.Int("tasks", 2000, "--queue: items")
 	workers := flag.Int("workers", 4, "--queue: workers, each a client of its own")
+	paced := flag.Bool("paced", false, "--queue: one item at a time, each put once the last was dequeued (see queue.go)")
+	gap := flag.Float64("gap-ms", 20, "--queue --paced: mean milliseconds between a dequeue and the next put (exponential)")
 	flag.Parse()
 	if *queue && *endpoints != "" && *tasks > 0 && *workers > 0 {
-		queueBench(strings.Split(*endpoints, ","), *tasks, *workers)
+		if *paced {
+			queuePaced(strings.Split(*endpoints, ","), *tasks, *workers, time.Duration(*gap*float64(time.Millisecond)))
+		} else {
+			queueBench(strings.Split(*endpoints, ","), *tasks, *workers)
+		}
 		os.Exit(0)
 	}
 	if *fail && *endpoints != "" && *leaderEndpoints != "" && *ttl > 0 && !*serve && *nLeases <= 0 {
@@ -341,7 +348,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: bench_go --endpoints URL[,URL] --serve")
 		fmt.Fprintln(os.Stderr, "       bench_go --endpoints URL[,URL] --leases N [--lease-ttl TTL[,TTL...]] [--idle SECONDS]")
 		fmt.Fprintln(os.Stderr, "       bench_go --failover --leader-endpoints PROXY_URL --endpoints URL[,URL] [--ttl SECONDS]")
-		fmt.Fprintln(os.Stderr, "       bench_go --queue --endpoints URL[,URL] [--tasks N] [--workers N]")
+		fmt.Fprintln(os.Stderr, "       bench_go --queue --endpoints URL[,URL] [--tasks N] [--workers N] [--paced [--gap-ms MS]]")
 		os.Exit(2)
 	}
 	eps := strings.Split(*endpoints, ",")
@@ -378,6 +385,10 @@ func main() {
 			r = contended(eps, 4, dur)
 		case "lock contended (16 clients)":
 			r = contended(eps, 16, dur)
+		case "queue (4 workers)":
+			r = queueWindow(eps, 4, dur)
+		case "queue (16 workers)":
+			r = queueWindow(eps, 16, dur)
 		default:
 			die("workload", fmt.Errorf("unknown workload %q", name))
 		}

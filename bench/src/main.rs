@@ -4,7 +4,9 @@
 //! Measures, in one run against one etcd, etcdlock's mutex next to the minimal raw loop a lock
 //! cycle can take (a put-if-absent Txn with a pre-granted lease, then a Delete):
 //! uncontended cycles/s, 64 tasks on one client each locking its own name, and 4 and 16
-//! clients contending for one name (cycles/s, handoff latency, Jain's fairness index).
+//! clients contending for one name (cycles/s, handoff latency, Jain's fairness index); also a
+//! semaphore and a read-write lock under contention, and a task queue's tasks/s with one producer
+//! and 4 or 16 workers (`queue.rs`).
 //! The `tls` rows run the uncontended and 64-task lock and raw loops again over the same etcd's
 //! TLS listener with a client certificate (mTLS), right after their plain twins in every round,
 //! and the run ends with their TLS ÷ plain ratios.
@@ -22,6 +24,7 @@
 
 mod cpu;
 mod cycles;
+mod queue;
 mod recipes;
 mod workloads;
 

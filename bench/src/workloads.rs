@@ -68,6 +68,8 @@ pub enum Workload {
     SemaphoreContended(usize, u32),
     /// R reading and W writing clients, one read-write lock.
     RwLockMixed(usize, usize),
+    /// One producer and N workers on a task queue (`crate::queue`).
+    Queue(usize),
     /// The raw loop (etcd-client's channel) over TLS with a client certificate, on the same etcd.
     RawUncontendedTls,
     RawManyTls(usize),
@@ -78,7 +80,7 @@ pub enum Workload {
 
 /// Every workload, in the order a run measures them: each `tls` row right after its plain twin,
 /// so that the two run seconds apart in every round.
-pub const ALL: [Workload; 16] = [
+pub const ALL: [Workload; 18] = [
     Workload::RawUncontended,
     Workload::RawUncontendedTls,
     Workload::RawUncontendedH2,
@@ -95,6 +97,8 @@ pub const ALL: [Workload; 16] = [
     Workload::LockContended(16),
     Workload::SemaphoreContended(16, 4),
     Workload::RwLockMixed(15, 1),
+    Workload::Queue(4),
+    Workload::Queue(16),
 ];
 
 pub struct Report {
@@ -147,6 +151,7 @@ impl Workload {
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
             Workload::SemaphoreContended(clients, permits) => format!("semaphore contended ({clients} clients, {permits} permits)"),
             Workload::RwLockMixed(readers, writers) => format!("rwlock ({readers} readers, {writers} writer)"),
+            Workload::Queue(workers) => format!("queue ({workers} workers)"),
             Workload::RawUncontendedTls => "tls raw uncontended".into(),
             Workload::RawManyTls(tasks) => format!("tls raw many ({tasks} tasks)"),
             Workload::LockUncontendedTls => "tls lock uncontended".into(),
@@ -180,6 +185,7 @@ pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
         Workload::SemaphoreContended(clients, permits) => return crate::recipes::semaphore(endpoints, clients, permits, dur, w.name()).await,
         Workload::RwLockMixed(readers, writers) => return crate::recipes::rwlock(endpoints, readers, writers, dur, w.name()).await,
+        Workload::Queue(workers) => return crate::queue::queue(endpoints, workers, dur, w.name()).await,
         Workload::RawUncontendedTls => {
             let tls = target.tls(w);
             raw_loop(&tls.endpoints, 1, dur, Raw::Tls(tls)).await

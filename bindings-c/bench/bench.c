@@ -2,7 +2,9 @@
  *   lock uncontended; lock many (64 tasks) = 64 acquire/release chains in flight on one
  *   client, each on its own name, driven by the `_async` calls' callbacks (C's tasks);
  *   lock many (64 threads) = the same with 64 threads in the blocking calls;
- *   lock contended (4 / 16 clients) = N clients, one thread each, one name.
+ *   lock contended (4 / 16 clients) = N clients, one thread each, one name;
+ *   queue (4 / 16 workers) = bench/src/queue.rs's: one producer (the main thread) and N worker
+ *   threads, each a client of its own, on a queue of its own: tasks acked per second.
  * Each workload runs --rounds times (interleaved, as the Rust bench does) for --seconds; one
  * JSON line per workload, from its median round, in the Rust bench's format with "lang":"c".
  *
@@ -303,6 +305,122 @@ static struct report contended(int clients, double seconds) {
     return r;
 }
 
+/* ---- queue (N workers): one producer, N workers, each a client of its own ---- */
+
+/* bench/src/queue.rs's: the producer stays at most this many items per worker ahead of the acks. */
+enum { BACKLOG_PER_WORKER = 2 };
+static const char PAYLOAD[] = "task-0123456789";
+
+/* The producer's free slots: taken by each put, given back by each ack. */
+struct backlog {
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    int free;
+};
+
+struct queue_arg {
+    etcdlock_client *client;
+    const char *name;
+    double deadline;
+    long acked;
+    struct backlog *backlog;
+};
+
+static void *queue_worker(void *p) {
+    struct queue_arg *a = p;
+    etcdlock_queue *q = NULL;
+    int rc = etcdlock_queue_open(a->client, a->name, 10, 5, &q);
+    if (rc != ETCDLOCK_OK) die("queue_open", rc);
+    for (;;) {
+        double left = a->deadline - now_s();
+        if (left <= 0) break;
+        etcdlock_task *t = NULL;
+        rc = etcdlock_queue_claim(q, (int64_t)ceil(left * 1e3), NULL, NULL, 0, &t);
+        if (rc == ETCDLOCK_E_LOCK_TIMEOUT) break;
+        if (rc != ETCDLOCK_OK) die("claim", rc);
+        rc = etcdlock_task_ack(t, NULL);
+        if (rc != ETCDLOCK_OK) die("ack", rc);
+        etcdlock_task_free(t);
+        pthread_mutex_lock(&a->backlog->mu);
+        a->backlog->free++;
+        pthread_cond_signal(&a->backlog->freed);
+        pthread_mutex_unlock(&a->backlog->mu);
+        if (now_s() <= a->deadline) a->acked++;
+    }
+    etcdlock_queue_free(q);
+    return NULL;
+}
+
+/* Waits for a free slot until `deadline` (CLOCK_MONOTONIC seconds); 1 if one was taken. */
+static int take_slot(struct backlog *b, double deadline) {
+    struct timespec until = {.tv_sec = (time_t)deadline, .tv_nsec = (long)((deadline - floor(deadline)) * 1e9)};
+    pthread_mutex_lock(&b->mu);
+    int rc = 0;
+    while (b->free == 0 && rc == 0) rc = pthread_cond_timedwait(&b->freed, &b->mu, &until);
+    int took = b->free > 0 && now_s() < deadline;
+    if (took) b->free--;
+    pthread_mutex_unlock(&b->mu);
+    return took;
+}
+
+static struct report queue_window(int workers, double seconds) {
+    char name[96];
+    unique(name, sizeof name, "queue");
+    etcdlock_client *producer = connect_client();
+    struct queue_arg *args = calloc(workers, sizeof *args);
+    pthread_t *t = calloc(workers, sizeof *t);
+    struct backlog backlog = {.free = BACKLOG_PER_WORKER * workers};
+    pthread_mutex_init(&backlog.mu, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* now_s()'s clock */
+    pthread_cond_init(&backlog.freed, &attr);
+    pthread_condattr_destroy(&attr);
+    for (int i = 0; i < workers; i++) {
+        args[i].client = connect_client();
+        args[i].name = name;
+        args[i].backlog = &backlog;
+    }
+    etcdlock_queue *q = NULL;
+    int rc = etcdlock_queue_open(producer, name, 10, 5, &q);
+    if (rc != ETCDLOCK_OK) die("queue_open", rc);
+    double cpu0 = process_cpu();
+    double deadline = now_s() + seconds;
+    for (int i = 0; i < workers; i++) {
+        args[i].deadline = deadline;
+        pthread_create(&t[i], NULL, queue_worker, &args[i]);
+    }
+    while (take_slot(&backlog, deadline)) {
+        rc = etcdlock_queue_put(q, (const uint8_t *)PAYLOAD, sizeof PAYLOAD - 1, NULL, 0, 0, NULL);
+        if (rc != ETCDLOCK_OK) die("put", rc);
+    }
+    long acked = 0;
+    for (int i = 0; i < workers; i++) {
+        pthread_join(t[i], NULL);
+        acked += args[i].acked;
+    }
+    double cpu_us = cpu_per_cycle(cpu0, acked);
+    for (;;) { /* what is left, so that the next window's etcd holds nothing of this one's */
+        etcdlock_task *task = NULL;
+        rc = etcdlock_queue_claim(q, 0, NULL, NULL, 0, &task);
+        if (rc == ETCDLOCK_E_WOULD_BLOCK) break;
+        if (rc != ETCDLOCK_OK) die("claim", rc);
+        rc = etcdlock_task_ack(task, NULL);
+        if (rc != ETCDLOCK_OK) die("ack", rc);
+        etcdlock_task_free(task);
+    }
+    etcdlock_queue_free(q);
+    for (int i = 0; i < workers; i++) etcdlock_client_free(args[i].client);
+    etcdlock_client_free(producer);
+    pthread_cond_destroy(&backlog.freed);
+    pthread_mutex_destroy(&backlog.mu);
+    free(args);
+    free(t);
+    struct report r = {.cycles_per_sec = acked / seconds, .p50_ms = NAN, .p99_ms = NAN, .jain = NAN, .cpu_us = cpu_us};
+    snprintf(r.name, sizeof r.name, "queue (%d workers)", workers);
+    return r;
+}
+
 static int by_cycles(const void *x, const void *y) {
     const struct report *a = x, *b = y;
     return (a->cycles_per_sec > b->cycles_per_sec) - (a->cycles_per_sec < b->cycles_per_sec);
@@ -349,6 +467,10 @@ static int serve(void) {
             r = contended(4, seconds);
         else if (!strcmp(name, "lock contended (16 clients)"))
             r = contended(16, seconds);
+        else if (!strcmp(name, "queue (4 workers)"))
+            r = queue_window(4, seconds);
+        else if (!strcmp(name, "queue (16 workers)"))
+            r = queue_window(16, seconds);
         else {
             fprintf(stderr, "bench: unknown workload %s\n", name);
             return 2;
@@ -382,7 +504,7 @@ int main(int argc, char **argv) {
     }
     if (serving) return serve();
     lock_many(1, 0.5); /* warm the server and the library up */
-    enum { W = 5 };
+    enum { W = 7 };
     struct report *res[W];
     for (int w = 0; w < W; w++) res[w] = calloc(rounds, sizeof(struct report));
     for (int r = 0; r < rounds; r++) {
@@ -391,6 +513,8 @@ int main(int argc, char **argv) {
         res[2][r] = lock_many(64, seconds);
         res[3][r] = contended(4, seconds);
         res[4][r] = contended(16, seconds);
+        res[5][r] = queue_window(4, seconds);
+        res[6][r] = queue_window(16, seconds);
     }
     for (int w = 0; w < W; w++) {
         qsort(res[w], rounds, sizeof(struct report), by_cycles);

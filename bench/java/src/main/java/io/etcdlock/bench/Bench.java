@@ -10,6 +10,10 @@ import io.etcdlock.DistributedLock;
 import io.etcdlock.EtcdLockClient;
 import io.etcdlock.LockGuard;
 import io.etcdlock.LockOptions;
+import io.etcdlock.LockTimeoutException;
+import io.etcdlock.QueueOptions;
+import io.etcdlock.Task;
+import io.etcdlock.TaskQueue;
 import io.grpc.stub.StreamObserver;
 
 import java.io.BufferedReader;
@@ -22,9 +26,12 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * bench/run.py's lock workloads (bench/src/workloads.rs) from the JVM, in --serve mode: one
@@ -49,7 +56,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * runs "lock many (64 async)" ("java async" in run.py): the 64 names on one client as 64 chains of
  * {@code acquireAsync()} then {@code LockGuard.releaseAsync()}, each restarting itself from the
  * release's completion, no thread of the bench's own per chain and no blocking call on the
- * etcdlock callback threads that complete them. CPU per cycle is
+ * etcdlock callback threads that complete them. Our binding also runs the task queue's "queue (N
+ * workers)" (bench/src/queue.rs): one producer (the main thread) and N worker threads, each an
+ * {@code EtcdLockClient} of its own, on a queue of its own; the producer puts while fewer than 2
+ * × N items are unacked, each worker claims and acks until the window ends: tasks acked by its
+ * end per second (jetcd has no queue). CPU per cycle is
  * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
  * cycles. The first window of each workload in a process is preceded by an unmeasured one of
  * --warmup seconds (default 0.3; bench/run.py passes up to 5): the JIT's warm-up, since a JVM
@@ -126,6 +137,8 @@ public final class Bench {
             case "lock many (64 async)": return simple(workload, manyAsync(64, seconds), seconds);
             case "lock contended (4 clients)": return contended(4, seconds);
             case "lock contended (16 clients)": return contended(16, seconds);
+            case "queue (4 workers)": return queue(4, seconds);
+            case "queue (16 workers)": return queue(16, seconds);
             default: throw new IllegalArgumentException("unknown workload " + workload);
         }
     }
@@ -468,6 +481,91 @@ public final class Bench {
                     c.close();
                 }
             }
+        }
+    }
+
+    /** bench/src/queue.rs's: the producer stays at most this many items per worker ahead of the acks. */
+    static final int BACKLOG_PER_WORKER = 2;
+    static final byte[] PAYLOAD = "task-0123456789".getBytes(StandardCharsets.UTF_8);
+
+    /**
+     * One producer and `workers` worker threads, each a client of its own, on a queue of its own
+     * (bench/src/queue.rs): tasks acked by the window's end per second. What is left is claimed
+     * and acked afterwards, untimed.
+     */
+    Report queue(int workers, double seconds) throws Exception {
+        if (!"etcdlock".equals(impl)) {
+            throw new IllegalArgumentException("the queue workloads are our binding's (--impl etcdlock)");
+        }
+        String name = unique("queue");
+        QueueOptions opts = QueueOptions.ttl(Duration.ofSeconds(10)).maxAttempts(5);
+        OurConn producer = new OurConn(endpoints);
+        OurConn[] conns = new OurConn[workers];
+        try {
+            for (int i = 0; i < workers; i++) {
+                conns[i] = new OurConn(endpoints);
+            }
+            Semaphore backlog = new Semaphore(BACKLOG_PER_WORKER * workers);
+            long[] counts = new long[workers];
+            Throwable[] failed = new Throwable[1];
+            long cpu0 = cpuNanos();
+            long deadline = System.nanoTime() + (long) (seconds * 1e9);
+            Thread[] threads = new Thread[workers];
+            for (int i = 0; i < workers; i++) {
+                int t = i;
+                TaskQueue q = conns[i].client.queue(name, opts);
+                threads[i] = new Thread(() -> {
+                    try {
+                        for (long left; (left = deadline - System.nanoTime()) > 0; ) {
+                            Task task;
+                            try {
+                                task = q.claim(Duration.ofNanos(left));
+                            } catch (LockTimeoutException e) {
+                                break;
+                            }
+                            task.ack();
+                            task.close();
+                            backlog.release();
+                            if (System.nanoTime() <= deadline) {
+                                counts[t]++;
+                            }
+                        }
+                    } catch (Throwable e) {
+                        synchronized (failed) {
+                            failed[0] = e;
+                        }
+                    }
+                }, "worker-" + i);
+                threads[i].start();
+            }
+            TaskQueue q = producer.client.queue(name, opts);
+            for (long left; (left = deadline - System.nanoTime()) > 0; ) {
+                if (!backlog.tryAcquire(left, TimeUnit.NANOSECONDS) || System.nanoTime() >= deadline) {
+                    break;
+                }
+                q.put(PAYLOAD);
+            }
+            for (Thread th : threads) {
+                th.join();
+            }
+            long cpu = cpuNanos() - cpu0;
+            if (failed[0] != null) {
+                throw new RuntimeException(failed[0]);
+            }
+            long acked = Arrays.stream(counts).sum();
+            // What is left, so that the next window's etcd holds nothing of this one's.
+            for (Optional<Task> t = q.tryClaim(); t.isPresent(); t = q.tryClaim()) {
+                t.get().ack();
+                t.get().close();
+            }
+            return simple("queue (" + workers + " workers)", new long[] {acked, cpu}, seconds);
+        } finally {
+            for (OurConn c : conns) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+            producer.close();
         }
     }
 
