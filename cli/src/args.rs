@@ -127,6 +127,24 @@ pub struct Run {
     /// (every participant must give the same N)
     #[arg(long, value_name = "N", conflicts_with = "once_per")]
     pub permits: Option<u32>,
+    /// Take slots of the pool NAME instead of the lock: CMD gets their ids in ETCDLOCK_SLOTS
+    /// (comma-separated) and ETCDLOCK_SLOT (the first). The pool is defined by --slots or
+    /// --size, or by whoever defined it first
+    #[arg(long, conflicts_with_all = ["once_per", "permits"])]
+    pub pool: bool,
+    /// How many permits (with --permits) or slots (with --pool) to take at once
+    #[arg(long, value_name = "K")]
+    pub count: Option<u32>,
+    /// The pool's slot ids, comma-separated (with --pool)
+    #[arg(long, value_name = "IDS", requires = "pool", conflicts_with = "size", value_delimiter = ',')]
+    pub slots: Option<Vec<String>>,
+    /// A pool of N slots named 0 to N-1 (with --pool)
+    #[arg(long, value_name = "N", requires = "pool")]
+    pub size: Option<usize>,
+    /// How long a slot whose holder died rests before it is handed out again (with --pool;
+    /// default 0)
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "pool")]
+    pub reuse_delay: Option<Duration>,
     /// Run CMD at most once per period across every host that runs this (e.g. from cron): the
     /// slot is the period boundary nearest now; it is done when CMD exits 0, and a failed or
     /// killed CMD leaves it to the next trigger in the period

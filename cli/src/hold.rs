@@ -30,13 +30,13 @@ pub fn env(name: &str, guard: &LockGuard, endpoints: &[String]) -> Vec<(String, 
 /// Awaits `acquiring` (whose options carry `cancel`). A signal cancels it: the acquire leaves
 /// the queue (its key is deleted before it returns) and the exit is 128 + the signal. A busy
 /// lock or a timeout exits with `conflict`.
-pub async fn acquire(
-    acquiring: impl Future<Output = etcdlock::Result<LockGuard>>,
+pub async fn acquire<G: Release>(
+    acquiring: impl Future<Output = etcdlock::Result<G>>,
     cancel: &CancellationToken,
     signals: &mut Signals,
     name: &str,
     conflict: u8,
-) -> Result<LockGuard, Exit> {
+) -> Result<G, Exit> {
     tokio::pin!(acquiring);
     let mut caught = None;
     let result = loop {
@@ -60,6 +60,23 @@ pub async fn acquire(
             Err(Exit::fail(conflict, format!("{name:?} {what}")))
         }
         (Err(e), None) => Err(e.into()),
+    }
+}
+
+/// What an acquire returns and a signal during it gives back (a lock guard, a pool's slots).
+pub trait Release {
+    fn release(&self) -> impl Future<Output = etcdlock::Result<()>>;
+}
+
+impl Release for LockGuard {
+    fn release(&self) -> impl Future<Output = etcdlock::Result<()>> {
+        LockGuard::release(self)
+    }
+}
+
+impl Release for etcdlock::PoolGuard {
+    fn release(&self) -> impl Future<Output = etcdlock::Result<()>> {
+        etcdlock::PoolGuard::release(self)
     }
 }
 
@@ -94,7 +111,7 @@ macro_rules! held {
         }
     )*};
 }
-held!(LockGuard, etcdlock::Task, etcdlock::OnceSlot);
+held!(LockGuard, etcdlock::Task, etcdlock::OnceSlot, etcdlock::PoolGuard);
 
 /// A command to run while something is held.
 pub struct Spawn<'a> {
@@ -247,7 +264,7 @@ pub fn describe(reason: LostReason) -> &'static str {
     }
 }
 
-fn lost_exit(name: &str, why: &str) -> Exit {
+pub fn lost_exit(name: &str, why: &str) -> Exit {
     Exit::fail(LOST, format!("lost {name:?} while the command ran ({why}); the command's process group was stopped"))
 }
 

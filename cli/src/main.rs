@@ -10,10 +10,12 @@ mod exit;
 mod guardian;
 mod hold;
 mod once;
+mod pool;
 mod queue;
 mod run;
 mod signals;
 mod status;
+mod status_pool;
 mod value;
 mod work;
 

@@ -1,5 +1,5 @@
 //! `etcdlock run NAME -- CMD`: wait for the lock (or a semaphore permit), run the command
-//! under it, release when it exits. With `--once-per`, see `once.rs`.
+//! under it, release when it exits. With `--once-per`, see `once.rs`; with `--pool`, `pool.rs`.
 
 use crate::args::Run;
 use crate::exit::{Exit, USAGE};
@@ -12,12 +12,16 @@ pub async fn main(args: Run, signals: &mut Signals) -> Exit {
     if args.cmd.is_empty() || args.cmd[0].is_empty() {
         return Exit::fail(USAGE, "no command given after --");
     }
+    if args.count.is_some() && args.permits.is_none() && !args.pool {
+        return Exit::fail(USAGE, "--count needs --permits or --pool");
+    }
     let client = match connect::connect(&args.conn).await {
         Ok(c) => c,
         Err(e) => return e,
     };
     let exit = match args.once_per {
         Some(every) => crate::once::run(&client, &args, every, signals).await,
+        None if args.pool => crate::pool::run(&client, &args, signals).await,
         None => run(&client, &args, signals).await,
     };
     // Revokes the lease: nothing of this run is left in etcd.
@@ -52,7 +56,7 @@ async fn acquire(client: &Client, args: &Run, value: Vec<u8>, signals: &mut Sign
     };
     let acquiring = async {
         match args.permits {
-            Some(n) => client.semaphore(args.name.as_str(), n, args.hold.ttl)?.acquire_with(opts).await,
+            Some(n) => client.semaphore(args.name.as_str(), n, args.hold.ttl)?.with_count(args.count.unwrap_or(1))?.acquire_with(opts).await,
             None => client.mutex(args.name.as_str(), args.hold.ttl)?.lock_with(opts).await,
         }
     };

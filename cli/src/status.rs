@@ -1,5 +1,6 @@
 //! `etcdlock status NAME`: the holder and the queue in order, as a table or as JSON; and when
-//! NAME is a task queue, its counts, its claims and the workers waiting for a task.
+//! NAME is a task queue, its counts, its claims and the workers waiting for a task; when it is a
+//! pool, its slots (`status_pool.rs`).
 
 use crate::args::Status;
 use crate::exit::Exit;
@@ -11,10 +12,13 @@ pub async fn main(args: Status) -> Exit {
         Ok(c) => c,
         Err(e) => return e,
     };
-    let read = async { Ok::<_, etcdlock::Error>((client.inspect(args.name.as_str()).await?, tasks(&client, &args.name).await?)) };
+    let read = async {
+        let pool = crate::status_pool::read(&client, &args.name).await?;
+        Ok::<_, etcdlock::Error>((client.inspect(args.name.as_str()).await?, tasks(&client, &args.name).await?, pool))
+    };
     let r = read.await;
     client.close().await;
-    let (state, tasks) = match r {
+    let (state, tasks, pool) = match r {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
@@ -24,16 +28,22 @@ pub async fn main(args: Status) -> Exit {
         if let Some(t) = &tasks {
             out.insert_str(out.len() - 1, &format!(r#","queue":{}"#, tasks_json(t, now)));
         }
+        if let Some(p) = &pool {
+            out.insert_str(out.len() - 1, &format!(r#","pool":{}"#, crate::status_pool::json(p)));
+        }
         println!("{out}");
     } else {
-        if state.holder.is_some() || tasks.is_none() {
+        if state.holder.is_some() || (tasks.is_none() && pool.is_none()) {
             print!("{}", table(&args.name, &state, now));
         }
         if let Some(t) = &tasks {
             print!("{}", tasks_table(&args.name, t, now));
         }
+        if let Some(p) = &pool {
+            print!("{}", crate::status_pool::table(&args.name, p, now));
+        }
     }
-    Exit::ok(if state.holder.is_some() || tasks.is_some() { 0 } else { 1 })
+    Exit::ok(if state.holder.is_some() || tasks.is_some() || pool.is_some() { 0 } else { 1 })
 }
 
 /// A task queue's state, read in a few requests.
@@ -184,7 +194,7 @@ fn json(name: &str, state: &LockState, now: u64) -> String {
 }
 
 /// A JSON string of (lossy UTF-8) bytes.
-fn string(bytes: &[u8]) -> String {
+pub fn string(bytes: &[u8]) -> String {
     let mut s = String::from("\"");
     for c in String::from_utf8_lossy(bytes).chars() {
         match c {

@@ -5,6 +5,7 @@
 mod common;
 
 mod once;
+mod pool;
 mod orphans;
 mod queue;
 mod run;

@@ -154,6 +154,11 @@ async fn definitions_must_agree_and_slots_change_at_runtime() {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.to_string().contains("add_slots"), "{e}");
     }
+    // Joining takes the stored definition; joining a pool nobody defined is refused.
+    let joined = c.join_pool(name.clone(), 10).unwrap().acquire(2).await.unwrap();
+    joined.release().await.unwrap();
+    let nobody = c.join_pool(format!("{name}-none"), 10).unwrap().acquire(1).await.unwrap_err();
+    assert_eq!(nobody.kind(), ErrorKind::InvalidArgument);
     let held = pool.acquire_with(PoolAcquire { count: 2, ..within(5.0) }).await.unwrap();
     // A waiting request gets a slot added meanwhile.
     let p2 = pool.clone();

@@ -35,6 +35,14 @@ pub(crate) async fn ensure(client: &Client, keys: &Keys, wanted: &Spec) -> Resul
     }
 }
 
+/// The stored definition (`InvalidArgument` if there is none).
+pub(crate) async fn stored(client: &Client, keys: &Keys) -> Result<Spec> {
+    match client.get(&keys.spec()).await? {
+        Some(kv) => Spec::decode(&kv.value).ok_or_else(|| bad_spec(keys)),
+        None => Err(Error::invalid(format!("pool {:?} is not defined: give its slots", String::from_utf8_lossy(keys.name())))),
+    }
+}
+
 /// Adds `slots` (ids not in the pool yet) or removes them, in one Txn on the definition as read
 /// (read again if it changed meanwhile). A removed slot that is held goes when its holder
 /// releases it; the markers of one that is not go now.

@@ -113,6 +113,8 @@ struct Inner {
     spec: Spec,
     ttl_secs: i64,
     defined: AtomicBool,
+    /// Made by [`Client::join_pool`]: uses the stored definition, whatever it is.
+    join: bool,
     /// The pool's size as last read (slots may have been added since this handle was made).
     size: AtomicU32,
 }
@@ -129,7 +131,17 @@ impl Client {
         check_pool(&name, &opts)?;
         let spec = Spec { slots: opts.slots, reuse_delay: opts.reuse_delay };
         let size = AtomicU32::new(spec.slots.len() as u32);
-        Ok(Pool { inner: Arc::new(Inner { client: self.clone(), keys: Keys::new(name), spec, ttl_secs: opts.ttl_secs, defined: AtomicBool::new(false), size }) })
+        Ok(Pool { inner: Arc::new(Inner { client: self.clone(), keys: Keys::new(name), spec, ttl_secs: opts.ttl_secs, defined: AtomicBool::new(false), join: false, size }) })
+    }
+
+    /// The pool `name` as it is defined in etcd (by another participant): its first acquire
+    /// fails with `InvalidArgument` if it is not defined. Sends nothing.
+    pub fn join_pool(&self, name: impl Into<Vec<u8>>, ttl_secs: i64) -> Result<Pool> {
+        let name = name.into();
+        validate::lock_name(&name)?;
+        validate::ttl(ttl_secs)?;
+        let spec = Spec { slots: Vec::new(), reuse_delay: Duration::ZERO };
+        Ok(Pool { inner: Arc::new(Inner { client: self.clone(), keys: Keys::new(name), spec, ttl_secs, defined: AtomicBool::new(false), join: true, size: AtomicU32::new(MAX_POOL_COUNT as u32) }) })
     }
 }
 
@@ -172,8 +184,12 @@ impl Pool {
         }
         let deadline = opts.timeout.map(|t| Instant::now() + t);
         if !p.defined.load(Ordering::Acquire) {
-            define::ensure(&p.client, &p.keys, &p.spec).await?;
+            let size = if p.join { define::stored(&p.client, &p.keys).await?.slots.len() } else { define::ensure(&p.client, &p.keys, &p.spec).await.map(|_| p.spec.slots.len())? };
+            p.size.store(size as u32, Ordering::Relaxed);
             p.defined.store(true, Ordering::Release);
+            if opts.count > size {
+                return Err(Error::invalid(format!("count must be 1 to the pool's {size} slots, got {}", opts.count)));
+            }
         }
         let owner = opts.owner.clone().unwrap_or_default();
         // The slots live on the client's shared lease for the pool's TTL; this use keeps it
