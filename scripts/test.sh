@@ -80,7 +80,8 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
 full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
-full_bg "history checker: once-per-period rules, controls" python3 tests/history/once_controls.py
+full_bg "history checker: once-per-period and pool rules, controls" \
+    bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
     tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_late_copies.py tests/history/test_soak.py
 stage_wait
