@@ -1,4 +1,4 @@
-//! Workloads for the recipes beside the mutex: a semaphore and a read-write lock under
+//! Workloads for the recipes beside the mutex: a semaphore, a pool and a read-write lock under
 //! contention, each from separate client connections as separate processes would have.
 
 use crate::cpu::{per_cycle, process_cpu};
@@ -11,6 +11,16 @@ pub async fn semaphore(endpoints: &[String], clients: usize, permits: u32, dur: 
     contenders(endpoints, clients, dur, name, move |c, _| {
         let s = c.semaphore(sem.clone(), permits, 30).unwrap();
         async move { s.acquire().await.unwrap().release().await.unwrap() }
+    })
+    .await
+}
+
+/// `clients` connections cycling acquire/release of one slot of a pool of `slots`.
+pub async fn pool(endpoints: &[String], clients: usize, slots: usize, dur: Duration, name: String) -> Report {
+    let pool = format!("bench/pool-{}-{}", std::process::id(), etcd_testkit::rand_suffix());
+    contenders(endpoints, clients, dur, name, move |c, _| {
+        let p = c.pool(pool.clone(), etcdlock::PoolOptions::size(slots).ttl(30)).unwrap();
+        async move { p.acquire(1).await.unwrap().release().await.unwrap() }
     })
     .await
 }

@@ -66,6 +66,8 @@ pub enum Workload {
     LockContended(usize),
     /// N clients, one semaphore of P permits.
     SemaphoreContended(usize, u32),
+    /// N clients, one pool of S slots, one slot per acquire.
+    PoolContended(usize, usize),
     /// R reading and W writing clients, one read-write lock.
     RwLockMixed(usize, usize),
     /// One producer and N workers on a task queue (`crate::queue`).
@@ -80,7 +82,7 @@ pub enum Workload {
 
 /// Every workload, in the order a run measures them: each `tls` row right after its plain twin,
 /// so that the two run seconds apart in every round.
-pub const ALL: [Workload; 18] = [
+pub const ALL: [Workload; 19] = [
     Workload::RawUncontended,
     Workload::RawUncontendedTls,
     Workload::RawUncontendedH2,
@@ -96,6 +98,7 @@ pub const ALL: [Workload; 18] = [
     Workload::LockContended(4),
     Workload::LockContended(16),
     Workload::SemaphoreContended(16, 4),
+    Workload::PoolContended(16, 4),
     Workload::RwLockMixed(15, 1),
     Workload::Queue(4),
     Workload::Queue(16),
@@ -150,6 +153,7 @@ impl Workload {
             Workload::LockMany(tasks) => format!("lock many ({tasks} tasks)"),
             Workload::LockContended(clients) => format!("lock contended ({clients} clients)"),
             Workload::SemaphoreContended(clients, permits) => format!("semaphore contended ({clients} clients, {permits} permits)"),
+            Workload::PoolContended(clients, slots) => format!("pool contended ({clients} clients, {slots} slots)"),
             Workload::RwLockMixed(readers, writers) => format!("rwlock ({readers} readers, {writers} writer)"),
             Workload::Queue(workers) => format!("queue ({workers} workers)"),
             Workload::RawUncontendedTls => "tls raw uncontended".into(),
@@ -184,6 +188,7 @@ pub async fn run(w: Workload, target: &Target, dur: Duration) -> Report {
         Workload::LockMany(tasks) => lock_many(endpoints, Default::default(), tasks, dur).await,
         Workload::LockContended(clients) => return contended(endpoints, clients, dur).await,
         Workload::SemaphoreContended(clients, permits) => return crate::recipes::semaphore(endpoints, clients, permits, dur, w.name()).await,
+        Workload::PoolContended(clients, slots) => return crate::recipes::pool(endpoints, clients, slots, dur, w.name()).await,
         Workload::RwLockMixed(readers, writers) => return crate::recipes::rwlock(endpoints, readers, writers, dur, w.name()).await,
         Workload::Queue(workers) => return crate::queue::queue(endpoints, workers, dur, w.name()).await,
         Workload::RawUncontendedTls => {
