@@ -268,8 +268,9 @@ async fn a_new_item_wakes_one_of_sixteen_idle_workers_and_they_are_served_in_ord
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (ranges, txns) = (handled("Range") - ranges, handled("Txn") - txns);
     eprintln!("one new item with 16 idle workers: {ranges} ranges, {txns} txns on the server");
-    // One worker reads and claims, the next takes its turn and reads once; sixteen would be 32+.
-    assert!(ranges <= 10.0 && txns <= 12.0, "{ranges} ranges and {txns} txns for one item: a herd");
+    // One worker reads and claims, the next takes its turn, reads once and looks for new items
+    // three times in its watch's first 110 ms (tasks/watch.rs); sixteen would be 32+.
+    assert!(ranges <= 12.0 && txns <= 12.0, "{ranges} ranges and {txns} txns for one item: a herd");
     for (n, w) in workers.iter().enumerate() {
         assert!(!w.is_finished(), "worker {} woke for nothing", n + 1);
     }

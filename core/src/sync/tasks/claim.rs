@@ -8,12 +8,11 @@
 
 use super::keys::{self, Keys};
 use super::task::Task;
+use super::watch::Changes;
 use super::Inner;
-use crate::client::{closed_error, Client};
+use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sync::mutex::{LockOptions, Mutex};
-use crate::transport::backoff::Backoff;
-use crate::watch::hub::{EventType, Msg, Spec};
 use etcd_client::{GetOptions, TxnOp, TxnOpResponse};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -70,7 +69,7 @@ async fn claim_checked(q: &Arc<Inner>, opts: &ClaimOptions) -> Result<Task> {
 
 /// Claims the first available item, waiting for one unless `try_once`.
 async fn next(q: &Arc<Inner>, opts: &ClaimOptions, try_once: bool, deadline: Option<Instant>) -> Result<Task> {
-    let mut backoff = Backoff::default();
+    let mut changes: Option<Changes> = None;
     loop {
         let head = read_head(&q.client, &q.keys).await?;
         if let Some(task) = claim_first(q, &head.available, &opts.worker).await? {
@@ -82,7 +81,10 @@ async fn next(q: &Arc<Inner>, opts: &ClaimOptions, try_once: bool, deadline: Opt
         if try_once {
             return Err(Error::new(ErrorKind::WouldBlock, format!("no task available in queue {:?}", name(q))));
         }
-        wait_for_change(q, head.revision, opts.cancel.as_ref(), deadline, &mut backoff).await?;
+        let watch = changes.get_or_insert_with(|| Changes::open(q));
+        if !watch.wait(q, head.revision, opts.cancel.as_ref(), deadline).await? {
+            changes = None;
+        }
     }
 }
 
@@ -187,45 +189,3 @@ async fn try_claim(q: &Arc<Inner>, slot: &[u8], worker: &[u8]) -> Result<Option<
     Ok(Some(Task::new(q.clone(), guard, slot.to_vec(), id, payload, priority, attempts)))
 }
 
-/// Returns once an item was put or a claim ended after `revision` (or the watch broke: the
-/// caller reads again), or fails at the deadline, on cancel or on close.
-async fn wait_for_change(
-    q: &Inner,
-    revision: i64,
-    cancel: Option<&CancellationToken>,
-    deadline: Option<Instant>,
-    backoff: &mut Backoff,
-) -> Result<()> {
-    let hub = &q.client.inner.hub;
-    let spec = |key: Vec<u8>, only_deletes| Spec { key, prefix: true, start_revision: revision + 1, prev_kv: false, only_deletes };
-    let mut items = hub.subscribe(spec(q.keys.items(), false));
-    let mut claims = hub.subscribe(spec(q.keys.claims(), true));
-    let closed = q.client.inner.closed.clone();
-    let timed_out = || Error::new(ErrorKind::LockTimeout, format!("timed out waiting for a task in queue {:?}", name(q)));
-    loop {
-        let (is_item, msg) = tokio::select! {
-            biased;
-            _ = closed.cancelled() => return Err(closed_error()),
-            _ = async { match cancel { Some(c) => c.cancelled().await, None => std::future::pending().await } } => {
-                return Err(Error::new(ErrorKind::Cancelled, "claim cancelled"));
-            }
-            m = items.rx.recv() => (true, m),
-            m = claims.rx.recv() => (false, m),
-            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => return Err(timed_out()),
-        };
-        match msg {
-            // A new item, or a claim (or delay) that ended; an ack elsewhere wakes nobody.
-            Some(Msg::Events(events)) if !is_item || events.iter().any(|e| e.event_type == EventType::Put) => return Ok(()),
-            Some(Msg::Created { .. } | Msg::Progress { .. } | Msg::Events(_)) => backoff.reset(),
-            // Broken or ended (compaction): read again, after a pause if it keeps breaking.
-            Some(Msg::Failed(_)) | None => {
-                let pause = backoff.next_delay();
-                if deadline.is_some_and(|d| Instant::now() + pause >= d) {
-                    return Err(timed_out());
-                }
-                tokio::time::sleep(pause).await;
-                return Ok(());
-            }
-        }
-    }
-}

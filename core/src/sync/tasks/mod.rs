@@ -26,6 +26,7 @@ mod inspect;
 pub(crate) mod keys;
 mod put;
 mod task;
+mod watch;
 
 pub use claim::ClaimOptions;
 pub use dead::{DeadTask, QueueStats};
