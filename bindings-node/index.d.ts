@@ -83,6 +83,15 @@ export type DeadTask = import("./lib/tasks.js").DeadTask;
  * Options of {@link Client#once}.
  */
 export type OnceOptions = import("./lib/once.js").OnceOptions;
+/**
+ * Options of {@link Client#pool}.
+ */
+export type PoolOptions = import("./lib/pool.js").PoolOptions;
+export type PoolAcquireOptions = import("./lib/pool.js").PoolAcquireOptions;
+/**
+ * One slot of a pool as etcd has it.
+ */
+export type SlotInfo = import("./lib/pool.js").SlotInfo;
 import { Client } from "./lib/client.js";
 import { Lock } from "./lib/lock.js";
 import { Leadership } from "./lib/recipes.js";
@@ -96,6 +105,8 @@ import { Discovery } from "./lib/discovery.js";
 import { TaskQueue } from "./lib/tasks.js";
 import { Task } from "./lib/tasks.js";
 import { OnceSlot } from "./lib/once.js";
+import { Pool } from "./lib/pool.js";
+import { PoolHolding } from "./lib/pool.js";
 import { EtcdlockError } from "./lib/errors.js";
 import { AbortError } from "./lib/errors.js";
 import { codes } from "./lib/errors.js";
@@ -119,4 +130,6 @@ import { grpcEndpoint } from "./lib/discovery.js";
 import { grpcEndpointAddr } from "./lib/discovery.js";
 import { MAX_PERMITS } from "./lib/args.js";
 import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
+import { MAX_POOL_SLOTS } from "./lib/pool.js";
+import { MAX_POOL_COUNT } from "./lib/pool.js";
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };

@@ -14,6 +14,7 @@
 //   lib/discovery.js     Discovery, grpcEndpoint, grpcEndpointAddr (its reading side)
 //   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
 //   lib/once.js          OnceSlot (once-per-period jobs)
+//   lib/pool.js          Pool and PoolHolding (pools of named slots), MAX_POOL_SLOTS, MAX_POOL_COUNT
 //   lib/errors.js        EtcdlockError, AbortError, codes
 //   lib/args.js          argument checks (INVALID_ARGUMENT before anything is sent), MAX_PERMITS
 //   lib/runtime.js       the process-wide runtime: caller spin, closing every client at exit
@@ -34,6 +35,7 @@ const { setCallerSpin, callerSpin } = require('./lib/runtime.js');
 const { MAX_PERMITS } = require('./lib/args.js');
 const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
 const { OnceSlot } = require('./lib/once.js');
+const { Pool, PoolHolding, MAX_POOL_SLOTS, MAX_POOL_COUNT } = require('./lib/pool.js');
 
 /**
  * The diagnostics_channel names the library publishes its events on, one per area. Each message
@@ -45,7 +47,7 @@ const { OnceSlot } = require('./lib/once.js');
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -133,4 +135,13 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
 /**
  * Options of {@link Client#once}.
  * @typedef {import('./lib/once.js').OnceOptions} OnceOptions
+ */
+/**
+ * Options of {@link Client#pool}.
+ * @typedef {import('./lib/pool.js').PoolOptions} PoolOptions
+ */
+/** @typedef {import('./lib/pool.js').PoolAcquireOptions} PoolAcquireOptions */
+/**
+ * One slot of a pool as etcd has it.
+ * @typedef {import('./lib/pool.js').SlotInfo} SlotInfo
  */

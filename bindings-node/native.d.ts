@@ -12,10 +12,10 @@ export declare class NativeClient {
   /** Acquires `name`: `timeoutMs` absent = wait forever, 0 = try once. */
   lock(name: Uint8Array, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
   /**
-   * Takes one of `permits` of the semaphore `name` (core checks 1 to MAX_PERMITS, and that
-   * the participants agree): options as `lock`'s.
+   * Takes `count` (absent: one) of `permits` of the semaphore `name` (core checks 1 to
+   * MAX_PERMITS, `count` 1 to `permits`, and that the participants agree): options as `lock`'s.
    */
-  semaphore(name: Uint8Array, permits: number, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
+  semaphore(name: Uint8Array, permits: number, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null, count?: number | undefined | null): Promise<NativeLock>
   /** Reads (or with `write`, writes) the read-write lock `name`: options as `lock`'s. */
   rwlock(name: Uint8Array, ttl: number, write: boolean, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
   /**
@@ -30,6 +30,12 @@ export declare class NativeClient {
   /** A handle on the task queue `name` (sends nothing; core checks the name and options). */
   queue(name: Uint8Array, ttl: number, maxAttempts: number, maxProcessingMs?: number | undefined | null): NativeTaskQueue
   /**
+   * A handle on the pool `name` (sends nothing; core checks the name and options): `slots`
+   * or `size` slots named `0` to `size - 1`, `reuseDelayMs` how long a dead holder's slot
+   * rests.
+   */
+  pool(name: Uint8Array, slots: Array<string> | undefined | null, size: number | undefined | null, ttl: number, reuseDelayMs: number): NativePool
+  /**
    * Claims the period's slot of the once-per-period job `name` (core `Client::once`): the
    * slot, or null when the period's job is done or another trigger runs it. `everyMs` and
    * `atMs` (absent: now) in milliseconds; core checks the name and options.
@@ -37,6 +43,8 @@ export declare class NativeClient {
   once(name: Uint8Array, everyMs: number, ttl: number, atMs: number | undefined | null, keepPeriods: number): Promise<NativeOnceSlot | undefined | null>
   /** The queue of lock `name` as etcd has it now. */
   inspect(name: Uint8Array): Promise<LockState>
+  /** The slots of the pool `name` as etcd has them now, or null if no pool is defined there. */
+  inspectPool(name: Uint8Array): Promise<Array<NativeSlotInfo> | undefined | null>
   /**
    * Registers `instance` of `service` with `value` on a lease of its own (core
    * `register_with`); resolves once registered. The registration's events are subscribed
@@ -136,6 +144,45 @@ export declare class NativeOnceSlot {
   done(): Promise<undefined>
   /** Ends the claim without marking the job done: the next trigger in the period runs it. */
   release(): Promise<undefined>
+  /**
+   * Fenced put: written only while the claim holds (core `OnceSlot::txn`; the job's own keys
+   * under `<name>/` are refused).
+   */
+  put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
+}
+
+export declare class NativePool {
+  /**
+   * Takes `count` slots: `timeoutMs` absent = wait forever, 0 = try once (`WOULD_BLOCK`),
+   * otherwise `LOCK_TIMEOUT` when it passes; `CANCELLED` once `cancel` fires. With `owner`,
+   * a live holding of this client acquired with the same owner is returned instead.
+   */
+  acquire(count: number, owner?: string | undefined | null, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null): Promise<NativePoolHolding>
+  /** Adds slots; resolves to the pool's slots after. */
+  addSlots(ids: Array<string>): Promise<Array<string>>
+  /** Removes slots (a held one goes when its holder releases it); resolves to the pool's slots after. */
+  removeSlots(ids: Array<string>): Promise<Array<string>>
+  /** Every slot of the pool, in its order, read at one revision (empty if it is not defined yet). */
+  slots(): Promise<Array<NativeSlotInfo>>
+}
+
+export declare class NativePoolHolding {
+  /** The slot ids held, in the pool's order. */
+  get slots(): Array<string>
+  /** Each slot with its fencing token (its key's create revision), in the pool's order. */
+  get tokens(): Array<[string, bigint]>
+  /** The acquisition's fencing token: larger for every later acquisition from this pool. */
+  get fencingToken(): bigint
+  get owner(): string | null
+  get leaseId(): bigint
+  isHeld(): boolean
+  lostReason(): string | null
+  /** Calls `cb(reason)` once on the JS thread when the holding is lost; never keeps the process alive. */
+  onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
+  /** Gives every slot back at once, fenced; the forwarder stops only when it succeeded. */
+  release(): Promise<undefined>
+  /** Fenced put: written only while every slot is held (core `PoolGuard::txn`). */
+  put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
 }
 
 export declare class NativeRegistration {
@@ -226,6 +273,12 @@ export declare function checkName(name: Uint8Array, ttl: number): void
 export declare function checkOnce(name: Uint8Array, everyMs: number, ttl: number, atMs: number | undefined | null, keepPeriods: number): void
 
 /**
+ * Checks a pool's name and options as core does (the wrapper's synchronous `client.pool()`
+ * throws before anything is sent).
+ */
+export declare function checkPool(name: Uint8Array, slots: Array<string> | undefined | null, size: number | undefined | null, ttl: number, reuseDelayMs: number): void
+
+/**
  * Checks a queue's name, TTL, max attempts and max processing time as core does (the
  * wrapper's synchronous `client.queue()` throws before anything is sent).
  */
@@ -289,6 +342,32 @@ export declare function maxPermits(): number
 
 /** The most bytes a task's payload may have (core `MAX_TASK_PAYLOAD_LEN`). */
 export declare function maxTaskPayloadLen(): number
+
+/** The most slots a pool may have (core `MAX_POOL_SLOTS`). */
+export declare function maxPoolSlots(): number
+
+/** The most slots one acquire may take (core `MAX_POOL_COUNT`). */
+export declare function maxPoolCount(): number
+
+/**
+ * One slot of a pool as read: `state` is `free`, `held`, `resting` (its holder died; it rests
+ * until its lease ends) or `dead` (its holder died; it rests the reuse delay once a request
+ * sees it).
+ */
+export interface NativeSlotInfo {
+  id: string
+  state: string
+  /** Held: the slot's fencing token. */
+  token: bigint | null
+  /** Held: the holder's lease; resting: the lease it rests on. */
+  lease: bigint | null
+  /** Seconds that lease has left (null: gone or not applicable). */
+  ttl: number | null
+  /** Held: the acquisition's fencing token. */
+  acquisition: bigint | null
+  /** Held: the acquisition's owner (null without one). */
+  owner: string | null
+}
 
 /** An item in the dead letters. */
 export interface NativeDeadTask {

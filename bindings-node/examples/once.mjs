@@ -15,7 +15,7 @@ async function hourlyReport(host, at, fail = false) {
   // process dies, the next trigger in the period runs the job.
   try {
     if (fail) throw new Error('mail server down');
-    // ... the job (slot.fencingToken fences its writes) ...
+    // ... the job (its writes fenced: client.put(key, value, { ifHeld: slot })) ...
     await slot.done(); // later triggers in this period do nothing
     console.log(`${host}: sent the ${hour} report (slot ${slot.slot})`);
   } catch (e) {

@@ -23,7 +23,13 @@ import {
   type DeadTask,
   type OnceSlot,
   type OnceOptions,
+  type Pool,
+  type PoolHolding,
+  type PoolOptions,
+  type SlotInfo,
   MAX_TASK_PAYLOAD_LEN,
+  MAX_POOL_SLOTS,
+  MAX_POOL_COUNT,
 } from 'etcdlock';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
@@ -77,6 +83,8 @@ export async function recipes(client: Client, signal: AbortSignal): Promise<bigi
   }
   await leadership.resign();
   const permit: Lock = await client.semaphore('jobs/slots', { permits: Math.min(3, MAX_PERMITS), ttl: 10, timeout: 0, value: 'worker-1' });
+  const two: Lock = await client.semaphore('jobs/encoders', { permits: 4, count: 2, timeout: 5000 });
+  await two.release();
   await permit.release();
   const rw = client.rwlock('config', { ttl: 10 });
   const read: Lock = await rw.read({ timeout: 1000, signal });
@@ -148,7 +156,33 @@ export async function once(client: Client): Promise<bigint> {
   } catch {
     await slot.release();
   }
+  const fenced: bigint = await client.put('reports/last', 'x', { ifHeld: slot });
+  console.log(fenced);
   const later = await client.once('reports/hourly', { every: 3_600_000, at: Date.now() });
   if (later) await later[Symbol.asyncDispose]();
   return slot.fencingToken;
+}
+
+export async function pools(client: Client, signal: AbortSignal): Promise<bigint> {
+  const options: PoolOptions = { slots: ['gpu0', 'gpu1'], ttl: 10, reuseDelay: 5000 };
+  const gpus: Pool = client.pool('gpus', options);
+  const workers: Pool = client.pool('snowflake/workers', { size: Math.min(1024, MAX_POOL_SLOTS) });
+  const held: PoolHolding = await gpus.acquire({ count: Math.min(2, MAX_POOL_COUNT), owner: 'job-7', timeout: 5000, signal });
+  const ids: string[] = held.slots;
+  const tokens: Record<string, bigint> = held.tokens;
+  const token: bigint = held.fencingToken;
+  const owner: string | null = held.owner;
+  const off: () => void = held.onLost((reason: LostReason) => console.log(reason, held.lostReason(), held.isHeld(), held.leaseId));
+  off();
+  const rev: bigint = await client.put(`jobs/7/device`, ids[0] ?? '', { ifHeld: held });
+  const after: string[] = await gpus.addSlots(['gpu2']);
+  await gpus.removeSlots(['gpu2']);
+  const states: SlotInfo[] = await gpus.slots();
+  for (const s of states) console.log(s.id, s.state, s.token, s.lease, s.ttl, s.acquisition, s.owner);
+  const same: SlotInfo[] | null = await client.inspectPool('gpus');
+  console.log(tokens.gpu0, owner, after, same, gpus.name.toString());
+  await held.release();
+  const id = await workers.acquire();
+  await id[Symbol.asyncDispose]();
+  return rev + token;
 }

@@ -36,8 +36,8 @@ export function toTls(v: any): {
     key?: Buffer;
     serverName?: string;
 };
-/** A semaphore's permit count: a whole number from 1 to MAX_PERMITS. */
-export function toPermits(v: any): number;
+/** A semaphore's permit count (or `count`, the permits one acquisition takes): a whole number from 1 to MAX_PERMITS. */
+export function toPermits(v: any, what?: string): number;
 /**
  * An acquire's `timeout`, `signal` and `value` (as `lock()` takes them). `fixed` names the
  * options that belong to the handle instead (`ttl` of `client.rwlock()`, `value` of

@@ -126,11 +126,11 @@ function toTls(v) {
  */
 const MAX_PERMITS = native.maxPermits();
 
-/** A semaphore's permit count: a whole number from 1 to MAX_PERMITS. */
-function toPermits(v) {
-  if (v === undefined) throw invalid(`permits is required (a whole number from 1 to ${MAX_PERMITS})`);
+/** A semaphore's permit count (or `count`, the permits one acquisition takes): a whole number from 1 to MAX_PERMITS. */
+function toPermits(v, what = 'permits') {
+  if (v === undefined) throw invalid(`${what} is required (a whole number from 1 to ${MAX_PERMITS})`);
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > MAX_PERMITS) {
-    throw invalid(`permits must be a whole number from 1 to ${MAX_PERMITS}, got ${describe(v)}`);
+    throw invalid(`${what} must be a whole number from 1 to ${MAX_PERMITS}, got ${describe(v)}`);
   }
   return v;
 }

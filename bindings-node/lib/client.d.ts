@@ -24,12 +24,15 @@ export class Client {
      */
     lock(name: Bytes, options?: LockOptions): Promise<Lock>;
     /**
-     * Takes one of `permits` of the fair semaphore `name` (at most that many holders at once,
-     * across every client, served in arrival order); resolves to the held {@link Lock} (its own
-     * fencing token, `onLost`, `ifHeld` guarded writes, `release()`). Every participant of the
-     * name must give the same `permits`: one that gives another rejects `INVALID_ARGUMENT`
-     * (naming the count in use) and leaves nothing; the count can change once nobody holds or
-     * waits. Otherwise rejects as `lock()` does.
+     * Takes one of `permits` (or `count` of them at once) of the fair semaphore `name` (at most
+     * `permits` taken at once, across every client, served in arrival order); resolves to the
+     * held {@link Lock} (its own fencing token, `onLost`, `ifHeld` guarded writes, `release()`,
+     * which gives back all `count`). A request for `count` permits waits at the head of the queue
+     * until that many are free, and later requests wait behind it (never starved by smaller
+     * ones). Every participant of the name must give the same `permits`: one that gives another
+     * rejects `INVALID_ARGUMENT` (naming the count in use) and leaves nothing; the count can
+     * change once nobody holds or waits. `count` above `permits` is `INVALID_ARGUMENT`, nothing
+     * sent. Otherwise rejects as `lock()` does.
      * @param {Bytes} name
      * @param {SemaphoreOptions} options
      * @returns {Promise<Lock>}
@@ -64,6 +67,19 @@ export class Client {
      */
     queue(name: Bytes, options?: QueueOptions): TaskQueue;
     /**
+     * The pool `name`: named slots (worker ids, devices, test clusters) that are never handed out
+     * to two holders at once: `acquire({ count, owner, timeout, signal })` (a {@link PoolHolding},
+     * held on this client's lease for `ttl` seconds), `addSlots()`, `removeSlots()`, `slots()`.
+     * Give `slots` (the ids) or `size` (slots `'0'` to `String(size - 1)`); a slot whose holder
+     * died rests `reuseDelay` ms before it is handed out again. Throws `INVALID_ARGUMENT` for a bad
+     * name (as a lock's), no slots, a duplicate or bad id, both or neither of `slots` and `size`,
+     * a bad `ttl` or a negative `reuseDelay`; sends nothing.
+     * @param {Bytes} name
+     * @param {PoolOptions} options
+     * @returns {Pool}
+     */
+    pool(name: Bytes, options: PoolOptions): Pool;
+    /**
      * Triggers the once-per-period job `name`: resolves to the {@link OnceSlot} if this trigger
      * won the period (the job is this caller's to run: then `done()`, or `release()` if it
      * failed), or null if the period's job is done or another trigger is running it. The period's
@@ -84,6 +100,14 @@ export class Client {
      * @returns {Promise<LockState>}
      */
     inspect(name: Bytes): Promise<LockState>;
+    /**
+     * The slots of the pool `name` as etcd has them now (as {@link Pool#slots}, without the
+     * pool's definition at hand: for dashboards and `status` tools), or null if no pool is
+     * defined there. Changes nothing.
+     * @param {Bytes} name
+     * @returns {Promise<SlotInfo[] | null>}
+     */
+    inspectPool(name: Bytes): Promise<SlotInfo[] | null>;
     /**
      * This client's metrics since it connected: counts of acquisitions, timeouts, busy tries,
      * failures, releases and failed releases, losses by reason, and the wait and hold histograms
@@ -106,17 +130,17 @@ export class Client {
     lease(ttl: number): Promise<Lease>;
     /**
      * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-     * `ifHeld: lock` (or a claimed task), the write happens only if that lock (or claim) is still
-     * held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing nothing,
-     * otherwise.
+     * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding), the write happens only
+     * if that lock (or claim, or every slot of the holding) is still held (checked by etcd in the
+     * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
      * @param {Bytes} key
      * @param {Bytes} value
-     * @param {{ lease?: Lease, ifHeld?: Lock | Task }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, or a task
+     * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot or a pool holding
      * @returns {Promise<bigint>} the revision of the write
      */
     put(key: Bytes, value: Bytes, options?: {
         lease?: Lease;
-        ifHeld?: Lock | Task;
+        ifHeld?: Lock | Task | OnceSlot | PoolHolding;
     }): Promise<bigint>;
     /**
      * The value at `key`, or null.
@@ -190,12 +214,16 @@ import { RwLock } from "./recipes.js";
 import { Election } from "./recipes.js";
 import type { QueueOptions } from './tasks.js';
 import { TaskQueue } from "./tasks.js";
+import type { PoolOptions } from './pool.js';
+import { Pool } from "./pool.js";
 import type { OnceOptions } from './once.js';
 import { OnceSlot } from "./once.js";
 import type { LockState } from './types.js';
+import type { SlotInfo } from './pool.js';
 import type { Metrics } from './types.js';
 import { Lease } from "./lease.js";
 import { Task } from "./tasks.js";
+import { PoolHolding } from "./pool.js";
 import type { WatchOptions } from './watch.js';
 import { Watch } from "./watch.js";
 import type { RegisterOptions } from './registration.js';

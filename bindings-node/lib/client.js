@@ -1,8 +1,8 @@
 'use strict';
 // The Client: a connection to an etcd cluster, and every call that starts from one (locks and
 // the recipes' handles, leases, key-value, watches, the service registry, task queues,
-// once-per-period jobs). It owns what it hands out that must stay reachable (held locks, live
-// leases, open registrations, claimed tasks, won once slots).
+// once-per-period jobs, pools). It owns what it hands out that must stay reachable (held locks,
+// live leases, open registrations, claimed tasks, won once slots, pool holdings).
 
 /** @import { Bytes } from './args.js' */
 /** @import { ClientOptions, LockOptions, SemaphoreOptions, HandleOptions, LockState, Metrics } from './types.js' */
@@ -11,6 +11,7 @@
 /** @import { Instances, DiscoverOptions } from './discovery.js' */
 /** @import { QueueOptions } from './tasks.js' */
 /** @import { OnceOptions } from './once.js' */
+/** @import { PoolOptions, SlotInfo } from './pool.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -40,6 +41,7 @@ const { Registration } = require('./registration.js');
 const { Discovery } = require('./discovery.js');
 const { Task, TaskQueue, checkQueue } = require('./tasks.js');
 const { OnceSlot, checkOnce } = require('./once.js');
+const { Pool, PoolHolding, checkPool } = require('./pool.js');
 const internal = require('./internal.js');
 
 /** Registration TTL in seconds when `register()` is not given one (the core's default). */
@@ -55,7 +57,7 @@ class Client {
   /** @type {Promise<any>} */ #connecting;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
-  /** Held locks, live leases, claimed tasks, won once slots: kept reachable so garbage collection never releases them. */
+  /** Held locks, live leases, claimed tasks, won once slots, pool holdings: kept reachable so garbage collection never releases them. */
   #owned = new Set();
 
   /** @param {ClientOptions} options */
@@ -114,12 +116,15 @@ class Client {
   }
 
   /**
-   * Takes one of `permits` of the fair semaphore `name` (at most that many holders at once,
-   * across every client, served in arrival order); resolves to the held {@link Lock} (its own
-   * fencing token, `onLost`, `ifHeld` guarded writes, `release()`). Every participant of the
-   * name must give the same `permits`: one that gives another rejects `INVALID_ARGUMENT`
-   * (naming the count in use) and leaves nothing; the count can change once nobody holds or
-   * waits. Otherwise rejects as `lock()` does.
+   * Takes one of `permits` (or `count` of them at once) of the fair semaphore `name` (at most
+   * `permits` taken at once, across every client, served in arrival order); resolves to the
+   * held {@link Lock} (its own fencing token, `onLost`, `ifHeld` guarded writes, `release()`,
+   * which gives back all `count`). A request for `count` permits waits at the head of the queue
+   * until that many are free, and later requests wait behind it (never starved by smaller
+   * ones). Every participant of the name must give the same `permits`: one that gives another
+   * rejects `INVALID_ARGUMENT` (naming the count in use) and leaves nothing; the count can
+   * change once nobody holds or waits. `count` above `permits` is `INVALID_ARGUMENT`, nothing
+   * sent. Otherwise rejects as `lock()` does.
    * @param {Bytes} name
    * @param {SemaphoreOptions} options
    * @returns {Promise<Lock>}
@@ -129,9 +134,10 @@ class Client {
     const n = toBytes(name, 'name');
     const o = toOptions(options, 'options');
     const permits = toPermits(o.permits);
+    const count = o.count === undefined || o.count === null ? undefined : toPermits(o.count, 'count');
     const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
     const { timeout, signal, value } = acquireOptions(o, [], 'semaphore()');
-    return this.#acquire(signal, (c, token) => c.semaphore(n, permits, ttl, timeout, token, value), (nl) => new Lock(nl, this));
+    return this.#acquire(signal, (c, token) => c.semaphore(n, permits, ttl, timeout, token, value, count), (nl) => new Lock(nl, this));
   }
 
   /**
@@ -172,6 +178,22 @@ class Client {
   queue(name, options) {
     const { n, ttl, maxAttempts, maxProcessing } = checkQueue(name, options, DEFAULT_LOCK_TTL);
     return new TaskQueue(this, n, ttl, maxAttempts, maxProcessing);
+  }
+
+  /**
+   * The pool `name`: named slots (worker ids, devices, test clusters) that are never handed out
+   * to two holders at once: `acquire({ count, owner, timeout, signal })` (a {@link PoolHolding},
+   * held on this client's lease for `ttl` seconds), `addSlots()`, `removeSlots()`, `slots()`.
+   * Give `slots` (the ids) or `size` (slots `'0'` to `String(size - 1)`); a slot whose holder
+   * died rests `reuseDelay` ms before it is handed out again. Throws `INVALID_ARGUMENT` for a bad
+   * name (as a lock's), no slots, a duplicate or bad id, both or neither of `slots` and `size`,
+   * a bad `ttl` or a negative `reuseDelay`; sends nothing.
+   * @param {Bytes} name
+   * @param {PoolOptions} options
+   * @returns {Pool}
+   */
+  pool(name, options) {
+    return new Pool(this, checkPool(name, options));
   }
 
   /**
@@ -259,6 +281,23 @@ class Client {
   }
 
   /**
+   * The slots of the pool `name` as etcd has them now (as {@link Pool#slots}, without the
+   * pool's definition at hand: for dashboards and `status` tools), or null if no pool is
+   * defined there. Changes nothing.
+   * @param {Bytes} name
+   * @returns {Promise<SlotInfo[] | null>}
+   */
+  async inspectPool(name) {
+    const n = toBytes(name, 'name');
+    const client = await this.#client();
+    try {
+      return (await client.inspectPool(n)) ?? null;
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
    * This client's metrics since it connected: counts of acquisitions, timeouts, busy tries,
    * failures, releases and failed releases, losses by reason, and the wait and hold histograms
    * (seconds). Synchronous: it reads counters in memory and sends nothing; zeros before the
@@ -297,12 +336,12 @@ class Client {
 
   /**
    * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-   * `ifHeld: lock` (or a claimed task), the write happens only if that lock (or claim) is still
-   * held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing nothing,
-   * otherwise.
+   * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding), the write happens only
+   * if that lock (or claim, or every slot of the holding) is still held (checked by etcd in the
+   * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
    * @param {Bytes} key
    * @param {Bytes} value
-   * @param {{ lease?: Lease, ifHeld?: Lock | Task }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, or a task
+   * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot or a pool holding
    * @returns {Promise<bigint>} the revision of the write
    */
   async put(key, value, options) {
@@ -318,8 +357,17 @@ class Client {
         throw fromNative(e);
       }
     }
+    if (o.ifHeld instanceof OnceSlot || o.ifHeld instanceof PoolHolding) {
+      const held = o.ifHeld instanceof OnceSlot ? internal.onceNative(o.ifHeld) : internal.holdingNative(o.ifHeld);
+      await this.#client();
+      try {
+        return await held.put(k, v, lease && lease.id);
+      } catch (e) {
+        throw fromNative(e);
+      }
+    }
     if (o.ifHeld !== undefined && o.ifHeld !== null) {
-      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership) or a Task, got ${describe(o.ifHeld)}`);
+      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership), a Task, a OnceSlot or a PoolHolding, got ${describe(o.ifHeld)}`);
       await this.#client();
       return o.ifHeld.put(k, v, { lease });
     }
@@ -483,6 +531,10 @@ class Client {
   static {
     internal.forget = (/** @type {Client} */ client, obj) => client.#owned.delete(obj);
     internal.own = (/** @type {Client} */ client, obj) => client.#owned.add(obj);
+    internal.findOwned = (/** @type {Client} */ client, pred) => {
+      for (const o of client.#owned) if (pred(o)) return o;
+      return undefined;
+    };
     internal.clientNative = (/** @type {Client} */ client) => client.#client();
     internal.acquireWith = (/** @type {Client} */ client, signal, start, wrap) => client.#acquire(signal, start, wrap);
   }

@@ -4,6 +4,8 @@ export = internal;
 /** @import { Lease } from './lease.js' */
 /** @import { Registration } from './registration.js' */
 /** @import { Task } from './tasks.js' */
+/** @import { OnceSlot } from './once.js' */
+/** @import { PoolHolding } from './pool.js' */
 /**
  * @typedef {object} Internal
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
@@ -13,6 +15,10 @@ export = internal;
  * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
  * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
  * @property {(task: Task) => any} taskNative set by Task: its native task
+ * @property {(slot: OnceSlot) => any} onceNative set by OnceSlot: its native slot
+ * @property {(held: PoolHolding) => any} holdingNative set by PoolHolding: its native holding
+ * @property {(held: PoolHolding, pool: Buffer, token: bigint) => boolean} holdingOf set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
+ * @property {(client: Client, pred: (obj: object) => boolean) => any} findOwned set by Client: the first object it keeps that `pred` accepts, or undefined
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
  */
 /** @type {Internal} */
@@ -50,6 +56,22 @@ type Internal = {
      */
     taskNative: (task: Task) => any;
     /**
+     * set by OnceSlot: its native slot
+     */
+    onceNative: (slot: OnceSlot) => any;
+    /**
+     * set by PoolHolding: its native holding
+     */
+    holdingNative: (held: PoolHolding) => any;
+    /**
+     * set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
+     */
+    holdingOf: (held: PoolHolding, pool: Buffer, token: bigint) => boolean;
+    /**
+     * set by Client: the first object it keeps that `pred` accepts, or undefined
+     */
+    findOwned: (client: Client, pred: (obj: object) => boolean) => any;
+    /**
      * set by Registration: its client closed
      */
     registrationEnded: (reg: Registration) => void;
@@ -58,4 +80,6 @@ import type { Client } from './client.js';
 import type { Lock } from './lock.js';
 import type { Lease } from './lease.js';
 import type { Task } from './tasks.js';
+import type { OnceSlot } from './once.js';
+import type { PoolHolding } from './pool.js';
 import type { Registration } from './registration.js';

@@ -8,6 +8,8 @@
 /** @import { Lease } from './lease.js' */
 /** @import { Registration } from './registration.js' */
 /** @import { Task } from './tasks.js' */
+/** @import { OnceSlot } from './once.js' */
+/** @import { PoolHolding } from './pool.js' */
 
 /**
  * @typedef {object} Internal
@@ -18,6 +20,10 @@
  * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
  * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease
  * @property {(task: Task) => any} taskNative set by Task: its native task
+ * @property {(slot: OnceSlot) => any} onceNative set by OnceSlot: its native slot
+ * @property {(held: PoolHolding) => any} holdingNative set by PoolHolding: its native holding
+ * @property {(held: PoolHolding, pool: Buffer, token: bigint) => boolean} holdingOf set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
+ * @property {(client: Client, pred: (obj: object) => boolean) => any} findOwned set by Client: the first object it keeps that `pred` accepts, or undefined
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
  */
 

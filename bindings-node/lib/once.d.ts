@@ -26,7 +26,8 @@ export type OnceOptions = {
  * lease (kept alive in the background): a winner that dies or is cut off loses it when etcd
  * ends the lease, and the next trigger runs the job. `await using slot = await client.once(...)`
  * marks it done at the end of the block unless it was done or released (release in a `catch`
- * when the job fails). Like a held lock, a slot that is dropped without either stays claimed
+ * when the job fails). Fenced writes: `client.put(key, value, { ifHeld: slot })` writes only
+ * while the claim holds. Like a held lock, a slot that is dropped without either stays claimed
  * until its client is closed or the process exits: garbage collection never releases it.
  */
 export class OnceSlot {

@@ -33,7 +33,8 @@ const DEFAULT_KEEP_PERIODS = 3;
  * lease (kept alive in the background): a winner that dies or is cut off loses it when etcd
  * ends the lease, and the next trigger runs the job. `await using slot = await client.once(...)`
  * marks it done at the end of the block unless it was done or released (release in a `catch`
- * when the job fails). Like a held lock, a slot that is dropped without either stays claimed
+ * when the job fails). Fenced writes: `client.put(key, value, { ifHeld: slot })` writes only
+ * while the claim holds. Like a held lock, a slot that is dropped without either stays claimed
  * until its client is closed or the process exits: garbage collection never releases it.
  */
 class OnceSlot {
@@ -55,6 +56,10 @@ class OnceSlot {
     this.#client = client;
     this.#slot = nativeSlot.slot;
     this.#token = nativeSlot.fencingToken;
+  }
+
+  static {
+    internal.onceNative = (/** @type {OnceSlot} */ slot) => slot.#native;
   }
 
   /** The slot's index: its period boundary is `slot * every` ms after the epoch. @type {number} */

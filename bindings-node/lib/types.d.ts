@@ -74,9 +74,13 @@ export type LockOptions = {
 };
 export type SemaphoreOptions = {
     /**
-     * holders at most, 1 to 1024; every participant of the name must give the same
+     * permits in all, 1 to 1024; every participant of the name must give the same
      */
     permits: number;
+    /**
+     * permits this acquisition takes at once, 1 to `permits` (default 1): one key, one fencing token, all given back by `release()`; it waits at the head of the queue until that many are free, and later requests wait behind it
+     */
+    count?: number;
     /**
      * lease TTL in whole seconds (default 10)
      */
@@ -130,7 +134,8 @@ export type QueueEntry = {
     value: Buffer;
     /**
      * `'read'` or `'write'` for a read-write lock's key, `'permits=N'` for a
-     * semaphore's of N, `''` for a lock's or an election's (the value comes without it)
+     * semaphore's of N (`'permits=N,count=K'` for an acquisition of K permits), `''` for a lock's
+     * or an election's (the value comes without it)
      */
     mode: string;
 };

@@ -38,7 +38,8 @@
 
 /**
  * @typedef {object} SemaphoreOptions
- * @property {number} permits holders at most, 1 to 1024; every participant of the name must give the same
+ * @property {number} permits permits in all, 1 to 1024; every participant of the name must give the same
+ * @property {number} [count] permits this acquisition takes at once, 1 to `permits` (default 1): one key, one fencing token, all given back by `release()`; it waits at the head of the queue until that many are free, and later requests wait behind it
  * @property {number} [ttl] lease TTL in whole seconds (default 10)
  * @property {number} [timeout] ms to wait; 0 = try once (`WOULD_BLOCK` if no permit is free); omitted = forever
  * @property {AbortSignal} [signal] aborting rejects with an AbortError and removes the queue key
@@ -61,7 +62,8 @@
  * @property {Buffer} value what the acquire attached (`lock(name, { value })`), an election's
  *   proposal; empty for none
  * @property {string} mode `'read'` or `'write'` for a read-write lock's key, `'permits=N'` for a
- *   semaphore's of N, `''` for a lock's or an election's (the value comes without it)
+ *   semaphore's of N (`'permits=N,count=K'` for an acquisition of K permits), `''` for a lock's
+ *   or an election's (the value comes without it)
  */
 
 /**

@@ -4,6 +4,7 @@ use crate::election::{NativeLeader, NativeObserver};
 use crate::lease::NativeLease;
 use crate::lock::{CancelToken, NativeLock};
 use crate::once::NativeOnceSlot;
+use crate::pool::NativePool;
 use crate::promise;
 use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
 use crate::tasks::{NativeTask, NativeTaskQueue};
@@ -100,8 +101,8 @@ impl NativeClient {
         promise::spawn(env, async move { mutex?.lock_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
     }
 
-    /// Takes one of `permits` of the semaphore `name` (core checks 1 to MAX_PERMITS, and that
-    /// the participants agree): options as `lock`'s.
+    /// Takes `count` (absent: one) of `permits` of the semaphore `name` (core checks 1 to
+    /// MAX_PERMITS, `count` 1 to `permits`, and that the participants agree): options as `lock`'s.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn semaphore<'env>(
@@ -113,8 +114,12 @@ impl NativeClient {
         timeout_ms: Option<f64>,
         cancel: Option<&CancelToken>,
         value: Option<&[u8]>,
+        count: Option<u32>,
     ) -> Result<PromiseRaw<'env, NativeLock>> {
-        let sem = self.client.semaphore(name.to_vec(), permits, ttl);
+        let sem = self.client.semaphore(name.to_vec(), permits, ttl).and_then(|s| match count {
+            Some(c) => s.with_count(c),
+            None => Ok(s),
+        });
         let opts = lock_options(timeout_ms, cancel, value);
         promise::spawn(env, async move { sem?.acquire_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
     }
@@ -185,6 +190,16 @@ impl NativeClient {
         Ok(NativeTaskQueue::new(q))
     }
 
+    /// A handle on the pool `name` (sends nothing; core checks the name and options): `slots`
+    /// or `size` slots named `0` to `size - 1`, `reuseDelayMs` how long a dead holder's slot
+    /// rests.
+    #[napi]
+    pub fn pool(&self, env: Env, name: &[u8], slots: Option<Vec<String>>, size: Option<u32>, ttl: i64, reuse_delay_ms: f64) -> Result<NativePool> {
+        let opts = crate::pool::options(name, slots, size, ttl, reuse_delay_ms);
+        let p = opts.and_then(|o| self.client.pool(name.to_vec(), o)).map_err(|e| crate::error::to_js(&env, e))?;
+        Ok(NativePool::new(p))
+    }
+
     /// Claims the period's slot of the once-per-period job `name` (core `Client::once`): the
     /// slot, or null when the period's job is done or another trigger runs it. `everyMs` and
     /// `atMs` (absent: now) in milliseconds; core checks the name and options.
@@ -213,6 +228,13 @@ impl NativeClient {
                 revision: BigInt::from(s.revision),
             })
         })
+    }
+
+    /// The slots of the pool `name` as etcd has them now, or null if no pool is defined there.
+    #[napi]
+    pub fn inspect_pool<'env>(&self, env: &'env Env, name: &[u8]) -> Result<PromiseRaw<'env, Option<Vec<crate::pool::NativeSlotInfo>>>> {
+        let (client, name) = (self.client.clone(), name.to_vec());
+        promise::spawn(env, async move { client.inspect_pool(name).await }, |_, s| Ok(s.map(|v| v.into_iter().map(crate::pool::slot_info).collect())))
     }
 
     /// Registers `instance` of `service` with `value` on a lease of its own (core

@@ -19,6 +19,7 @@ mod log;
 mod lost;
 mod metrics;
 mod once;
+mod pool;
 mod promise;
 mod registry;
 mod spin;

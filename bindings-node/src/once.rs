@@ -3,7 +3,7 @@
 
 use crate::lost::{self, LostCallback};
 use crate::promise;
-use etcdlock::{CancellationToken, Error, ErrorKind, OnceOptions, OnceSlot};
+use etcdlock::{CancellationToken, Error, ErrorKind, OnceOptions, OnceSlot, Op};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -121,5 +121,15 @@ impl NativeOnceSlot {
     pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let (slot, stop) = (self.slot.clone(), self.stop.clone());
         promise::spawn(env, async move { slot.release().await.inspect(|_| stop.cancel()) }, |_, ()| Ok(()))
+    }
+
+    /// Fenced put: written only while the claim holds (core `OnceSlot::txn`; the job's own keys
+    /// under `<name>/` are refused).
+    #[napi]
+    pub fn put<'env>(&self, env: &'env Env, key: &[u8], value: &[u8], lease_id: Option<BigInt>) -> Result<PromiseRaw<'env, BigInt>> {
+        let lease = lease_id.map_or(0, |b| b.get_i64().0);
+        let op = Op::Put { key: key.to_vec(), value: value.to_vec(), lease };
+        let slot = self.slot.clone();
+        promise::spawn(env, async move { slot.txn(&[op]).await }, |_, rev| Ok(BigInt::from(rev)))
     }
 }

@@ -148,6 +148,30 @@ test("a released slot, and a lost winner's, is run by the next trigger; the lost
   await assert.rejects(c3.once(name2, opts), { code: 'CLOSED' });
 });
 
+// covers: ONCE-FENCE-001
+test("a winner's writes are fenced by its slot: a lost winner's write fails and changes nothing, the next winner's stands; its own keys are refused", async (t) => {
+  const c = client(t);
+  const other = client(t);
+  const name = prefix('once-fence');
+  const result = `${name}-result`;
+  const opts = { every: HOUR, ttl: 2, at: Date.now() };
+  const first = await c.once(name, opts);
+  assert.ok(first instanceof OnceSlot);
+  assert.ok((await c.put(result, 'first', { ifHeld: first })) > first.fencingToken);
+  await assert.rejects(c.put(`${name}/done/${first.slot}`, 'done', { ifHeld: first }), { code: 'INVALID_ARGUMENT' }, "the job's own keys");
+  // Cut off: its claim goes with its lease, and the next trigger wins and writes.
+  etcdctl('lease', 'revoke', slotLease(name));
+  const second = await other.once(name, opts);
+  assert.ok(second instanceof OnceSlot);
+  await other.put(result, 'second', { ifHeld: second });
+  await assert.rejects(c.put(result, 'late', { ifHeld: first }), { code: 'NOT_HELD' });
+  assert.equal(etcdctl('get', result, '--print-value-only').trim(), 'second');
+  await second.done();
+  await assert.rejects(other.put(result, 'after done', { ifHeld: second }), { code: 'NOT_HELD' });
+  assert.equal(etcdctl('get', result, '--print-value-only').trim(), 'second');
+  await assert.rejects(c.put(result, 'x', { ifHeld: { slot: 1 } }), { code: 'INVALID_ARGUMENT' });
+});
+
 // covers: ONCE-INPUT-001
 test('bad options are rejected INVALID_ARGUMENT with nothing written', async (t) => {
   const c = client(t);

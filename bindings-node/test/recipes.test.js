@@ -434,6 +434,42 @@ test('semaphore: waiters get permits in arrival order, with increasing tokens', 
   assert.deepEqual(keysUnder(`${name}/`), []);
 });
 
+// covers: SEM-COUNT-001
+test('semaphore count: a request for 2 waits at the head for two permits, later single ones wait behind it; one key, one token', async (t) => {
+  const [a, b] = [client(t), client(t)];
+  const name = prefix('sem-count');
+  const x = await a.semaphore(name, { permits: 3 });
+  const y = await a.semaphore(name, { permits: 3 });
+  // One permit is free: the request for two waits at the head ...
+  let two = null;
+  const waiting = b.semaphore(name, { permits: 3, count: 2, value: 'double', timeout: 10000 }).then((p) => (two = p));
+  await waitFor(() => keysUnder(`${name}/`).length === 3, 5000, 'the request for two to queue');
+  // ... and a later request for one waits behind it, though a permit is free.
+  await assert.rejects(a.semaphore(name, { permits: 3, timeout: 500 }), { code: 'LOCK_TIMEOUT' }, 'a single request passed the waiting double one');
+  await assert.rejects(a.semaphore(name, { permits: 3, timeout: 0 }), { code: 'WOULD_BLOCK' });
+  assert.equal(two, null);
+  await x.release();
+  await within(waiting, 5000, 'two permits');
+  assert.ok(two instanceof Lock);
+  assert.ok(two.fencingToken > y.fencingToken);
+  // Two of three held by it and one by y: nothing is free; inspect shows its count.
+  await assert.rejects(a.semaphore(name, { permits: 3, timeout: 0 }), { code: 'WOULD_BLOCK' });
+  const state = await a.inspect(name);
+  assert.deepEqual(state.holders.map((h) => [h.mode, h.value.toString()]), [['permits=3', ''], ['permits=3,count=2', 'double']]);
+  assert.equal(keysUnder(`${name}/`).length, 2, 'one key for two permits');
+  await two.release();
+  // Both permits came back at once: two single ones fit beside y.
+  const [p1, p2] = [await a.semaphore(name, { permits: 3, timeout: 0 }), await b.semaphore(name, { permits: 3, timeout: 0 })];
+  await Promise.all([y.release(), p1.release(), p2.release()]);
+  // Count 0, above the permits or not a whole number: refused before anything is sent.
+  for (const count of [0, 4, -1, 1.5, NaN, '2', MAX_PERMITS + 1]) {
+    await assert.rejects(a.semaphore(name, { permits: 3, count }), INVALID, String(count));
+  }
+  const all = await a.semaphore(name, { permits: 3, count: 3, timeout: 0 });
+  await all.release();
+  assert.deepEqual(keysUnder(`${name}/`), []);
+});
+
 // --------------------------------------------------------------------- rwlock ---
 
 // covers: RW-READERS-001
