@@ -48,6 +48,7 @@ pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};
 pub use transport::stats::HistogramSnapshot;
 pub use sync::mutex::{LockOptions, Mutex};
+pub use sync::fence::{Fence, FenceKind};
 pub use sync::once::{check_once, OnceOptions, OnceSlot};
 pub use sync::pool::{check_pool, Pool, PoolAcquire, PoolGuard, PoolOptions, SlotInfo, SlotState, MAX_POOL_COUNT, MAX_POOL_SLOTS, MAX_SLOT_ID_LEN};
 pub use sync::tasks::{check_queue, ClaimOptions, DeadTask, QueueOptions, QueueStats, Task, TaskOptions, TaskQueue, MAX_TASK_ID_LEN, MAX_TASK_PAYLOAD_LEN};

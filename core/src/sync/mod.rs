@@ -4,6 +4,7 @@
 
 pub(crate) mod election;
 pub(crate) mod expiring;
+pub(crate) mod fence;
 pub(crate) mod follow;
 pub(crate) mod guard;
 pub(crate) mod inspect;
@@ -36,6 +37,8 @@ pub(crate) struct PerClient {
     pub metrics: metrics::LockMetrics,
     /// A pool's holdings by owner (`sync/pool`).
     pub pool_owners: pool::Owners,
+    /// The etcd cluster's ID, read on the first fence (`sync/fence`).
+    pub cluster: tokio::sync::OnceCell<u64>,
 }
 
 impl PerClient {
@@ -49,6 +52,7 @@ impl PerClient {
                 monitors: monitor::Deferred::new(closed.clone()),
                 metrics: Default::default(),
                 pool_owners: Default::default(),
+                cluster: Default::default(),
             }
         })
     }

@@ -18,6 +18,7 @@ mod close_race;
 mod discovery_history;
 mod election;
 mod faults;
+mod fence;
 mod inspect;
 mod late_copies;
 mod lease;

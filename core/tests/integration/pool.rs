@@ -205,6 +205,12 @@ async fn bad_input_is_rejected_with_nothing_written() {
         assert_eq!(pool.acquire(count).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
     assert!(keys_under(&shared().endpoints(), &name).await.is_empty());
+    // A try on a client with no lease yet takes a free slot (the try bounds the wait, not the
+    // lease's grant).
+    let fresh = client().await;
+    let tried = fresh.pool(name.clone(), PoolOptions::size(2)).unwrap().acquire_with(PoolAcquire { timeout: Some(Duration::ZERO), ..Default::default() }).await;
+    tried.expect("a try on a fresh client").release().await.unwrap();
+    fresh.close().await;
     // A try that finds no slot leaves nothing but the definition.
     let held = pool.acquire(2).await.unwrap();
     let e = pool.acquire_with(PoolAcquire { timeout: Some(Duration::ZERO), ..Default::default() }).await.unwrap_err();

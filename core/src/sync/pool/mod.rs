@@ -182,7 +182,10 @@ impl Pool {
                 return Ok(held);
             }
         }
-        let deadline = opts.timeout.map(|t| Instant::now() + t);
+        // A try (zero timeout) bounds nothing but the wait for slots: not the lease's grant, not
+        // the turn (which the lock's own try handles).
+        let try_once = opts.timeout == Some(Duration::ZERO);
+        let deadline = opts.timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
         if !p.defined.load(Ordering::Acquire) {
             let size = if p.join { define::stored(&p.client, &p.keys).await?.slots.len() } else { define::ensure(&p.client, &p.keys, &p.spec).await.map(|_| p.spec.slots.len())? };
             p.size.store(size as u32, Ordering::Relaxed);
@@ -206,7 +209,8 @@ impl Pool {
         })?;
         let token = guard.fencing_token();
         let value = format!("{token};{owner}").into_bytes();
-        match claim::take(&p.client, &p.keys, &guard, opts.count, &value, deadline, opts.cancel.as_ref()).await {
+        let slots_deadline = if try_once { Some(Instant::now()) } else { deadline };
+        match claim::take(&p.client, &p.keys, &guard, opts.count, &value, slots_deadline, opts.cancel.as_ref()).await {
             Ok(slots) => {
                 let held = Arc::new(held::Held {
                     lease,

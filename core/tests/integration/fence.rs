@@ -1,0 +1,39 @@
+//! Fences (`LockGuard::fence`, `Client::check_fence`) against a real etcd.
+
+use crate::common::*;
+use etcdlock::Fence;
+
+// covers: FENCE-CHECK-001
+#[tokio::test]
+async fn check_fence_is_true_while_held_and_false_after_release_expiry_or_on_another_cluster() {
+    let c = client().await;
+    let name = prefix("fence-check") + "acct";
+    let lock = c.mutex(name.clone(), 10).unwrap();
+    let first = lock.lock().await.unwrap();
+    let fence = first.fence().await.unwrap();
+    assert_eq!((fence.token, fence.name.as_slice()), (first.fencing_token(), name.as_bytes()));
+    let passed: Fence = fence.to_string().parse().unwrap();
+    assert!(c.check_fence(&passed).await.unwrap());
+    // A waiter's key is not a holder's.
+    let other = client().await;
+    let waiting = tokio::spawn({
+        let lock = other.mutex(name.clone(), 10).unwrap();
+        async move { lock.lock().await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    first.release().await.unwrap();
+    assert!(!c.check_fence(&fence).await.unwrap(), "a released acquisition still checked as holding");
+    let second = waiting.await.unwrap().unwrap();
+    let fence2 = second.fence().await.unwrap();
+    assert!(fence2.token > fence.token && c.check_fence(&fence2).await.unwrap());
+    // Another cluster's fence never checks.
+    let alien = Fence { cluster: fence2.cluster ^ 1, ..fence2.clone() };
+    assert!(!c.check_fence(&alien).await.unwrap());
+    // Expiry: the holder's lease revoked.
+    let mut raw = raw(&shared().endpoints()).await;
+    raw.lease_revoke(second.lease_id()).await.unwrap();
+    assert!(!c.check_fence(&fence2).await.unwrap(), "an expired acquisition still checked as holding");
+    for cl in [c, other] {
+        cl.close().await;
+    }
+}
