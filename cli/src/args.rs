@@ -42,6 +42,24 @@ pub enum Command {
     /// A task queue: add tasks, or work on them one at a time with a command
     #[command(subcommand)]
     Queue(Queue),
+    /// Fences (ETCDLOCK_FENCE): check whether the acquisition a fence names still holds
+    #[command(subcommand)]
+    Fence(FenceCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FenceCmd {
+    /// Exit 0 if the acquisition FENCE names still holds the lock now, 1 if not (advisory: it
+    /// may stop holding right after; a database that checks the token is what refuses late writes)
+    Check(FenceCheck),
+}
+
+#[derive(Debug, Args)]
+pub struct FenceCheck {
+    /// A fence's string form, as `etcdlock run` passes it in ETCDLOCK_FENCE
+    pub fence: String,
+    #[command(flatten)]
+    pub conn: Conn,
 }
 
 #[derive(Debug, Subcommand)]

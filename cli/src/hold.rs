@@ -138,7 +138,12 @@ pub enum Ran {
 
 /// Runs `cmd` under `guard`, then releases it. The command's exit status, or [`LOST`].
 pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
-    let spawn = Spawn { cmd, shell: hold.shell, env: env(name, &guard, endpoints), stdin: None, grace: Duration::from_secs_f64(hold.kill_grace) };
+    let mut env = env(name, &guard, endpoints);
+    // What a database or service checks the command's writes by (docs: "Fencing at the database").
+    if let Ok(fence) = guard.fence().await {
+        env.push(("ETCDLOCK_FENCE".into(), fence.to_string()));
+    }
+    let spawn = Spawn { cmd, shell: hold.shell, env, stdin: None, grace: Duration::from_secs_f64(hold.kill_grace) };
     let ran = supervise(&guard, &spawn, signals).await;
     match ran {
         Ran::NotStarted(why) => {

@@ -7,6 +7,7 @@ mod child;
 mod connect;
 mod elect;
 mod exit;
+mod fence;
 mod guardian;
 mod hold;
 mod once;
@@ -19,7 +20,7 @@ mod status_pool;
 mod value;
 mod work;
 
-use args::{Cli, Command, Queue};
+use args::{Cli, Command, FenceCmd, Queue};
 use clap::Parser;
 use exit::Exit;
 
@@ -34,6 +35,7 @@ fn main() {
         Command::Elect(a) => &a.conn,
         Command::Queue(Queue::Put(a)) => &a.conn,
         Command::Queue(Queue::Work(a)) => &a.conn,
+        Command::Fence(FenceCmd::Check(a)) => &a.conn,
     };
     connect::log_to_stderr(conn);
     let exit = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -73,5 +75,6 @@ async fn dispatch(command: Command) -> Exit {
         Command::Elect(a) => elect::main(a, &mut signals).await,
         Command::Queue(Queue::Put(a)) => queue::put(a).await,
         Command::Queue(Queue::Work(a)) => work::main(a, &mut signals).await,
+        Command::Fence(FenceCmd::Check(a)) => fence::check(a).await,
     }
 }

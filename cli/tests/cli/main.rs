@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod fence;
 mod once;
 mod pool;
 mod orphans;
