@@ -51,6 +51,11 @@ if ! command -v openssl >/dev/null 2>&1; then
   command -v openssl >/dev/null 2>&1 || die "openssl still not on PATH after apt-get install"
 fi
 
+# Fencing tests write through a throwaway PostgreSQL server (tests/pg_harness.py), Debian's.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  apt_install postgresql || log "warning: postgresql could not be installed (the database fencing tests will fail)"
+fi
+
 # ------------------------------------------------------------------ etcd ----
 mkdir -p "$BIN"
 
