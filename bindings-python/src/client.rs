@@ -26,6 +26,8 @@ pub struct ClientInner {
     /// Set by `close()`, also before (or while) the connection is made.
     closed: AtomicBool,
     pub pid: u32,
+    /// The pool holdings Python handles share (`pool.rs`).
+    pub pool_holdings: crate::pool::Holdings,
 }
 
 impl ClientInner {
@@ -127,7 +129,7 @@ impl NativeClient {
             ..ClientOptions::default()
         };
         let pid = runtime::current_pid();
-        Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), pid }) })
+        Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), pid, pool_holdings: Default::default() }) })
     }
 
     fn connect(&self) -> Op {
@@ -245,6 +247,22 @@ impl NativeClient {
         crate::tasks::NativeTaskQueue::new(self.inner.clone(), name.to_vec(), ttl, max_attempts, max_processing).py()
     }
 
+    /// A pool handle; sends nothing. The name and definition (`slots` or `size`, TTL, reuse
+    /// delay in seconds) are checked at once; neither `slots` nor `size`: the pool as defined in
+    /// etcd.
+    #[pyo3(signature = (name, ttl, reuse_delay=None, slots=None, size=None))]
+    fn pool(&self, name: &[u8], ttl: i64, reuse_delay: Option<f64>, slots: Option<Vec<String>>, size: Option<i64>) -> PyResult<crate::pool::NativePool> {
+        self.inner.check().py()?;
+        crate::pool::NativePool::new(self.inner.clone(), name.to_vec(), slots, size, ttl, reuse_delay).py()
+    }
+
+    /// The slots of the pool `name` (see `Pool.slots`), or None if no pool is defined there.
+    fn inspect_pool(&self, name: &[u8]) -> PyResult<Op> {
+        self.inner.check().py()?;
+        etcdlock::check_lock_name(name).py()?;
+        Ok(crate::pool::inspect_pool(self.inner.clone(), name.to_vec()))
+    }
+
     /// A lock handle; sends nothing. Name and TTL are checked at once (ValueError), connected
     /// or not, by the core's checks.
     #[pyo3(signature = (name, ttl, value=None))]
@@ -255,10 +273,15 @@ impl NativeClient {
         self.handle(name, ttl, Kind::Mutex, value)
     }
 
-    /// A handle that takes one of `permits` (1 to 1024) of the semaphore `name`.
-    #[pyo3(signature = (name, permits, ttl, value=None))]
-    fn semaphore(&self, name: &[u8], permits: u32, ttl: i64, value: Option<&[u8]>) -> PyResult<NativeLock> {
-        self.handle(name, ttl, Kind::Semaphore(permits), value)
+    /// A handle that takes `count` of `permits` (1 to 1024) of the semaphore `name` per
+    /// acquisition (the core checks `count` once connected).
+    #[pyo3(signature = (name, permits, ttl, value=None, count=1))]
+    fn semaphore(&self, name: &[u8], permits: u32, ttl: i64, value: Option<&[u8]>, count: i64) -> PyResult<NativeLock> {
+        // Python's ints are unbounded; what does not fit the core's u32 is out of its range.
+        let count = u32::try_from(count)
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("count must be 1 to the semaphore's {permits} permits, got {count}")))
+            .py()?;
+        self.handle(name, ttl, Kind::Semaphore(permits, count), value)
     }
 
     /// A handle that reads (or with `write`, writes) the read-write lock `name`.

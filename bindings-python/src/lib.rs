@@ -15,6 +15,7 @@ mod log;
 mod metrics;
 mod once;
 mod op;
+mod pool;
 mod registry;
 mod tasks;
 mod watch;
@@ -66,6 +67,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tasks::NativeTaskQueue>()?;
     m.add_class::<tasks::NativeTask>()?;
     m.add_class::<once::NativeOnceSlot>()?;
+    m.add_class::<pool::NativePool>()?;
+    m.add_class::<pool::NativePoolHolding>()?;
     m.add_class::<op::Op>()?;
     m.add_class::<bridge::Bridge>()?;
     m.add_function(wrap_pyfunction!(_runtime_started, m)?)?;

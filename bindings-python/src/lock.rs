@@ -18,7 +18,8 @@ use tokio::sync::OnceCell;
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
     Mutex,
-    Semaphore(u32),
+    /// N permits, `count` of them per acquisition.
+    Semaphore(u32, u32),
     Read,
     Write,
     /// An election's candidate: holding is leading.
@@ -40,7 +41,7 @@ impl Acquirer {
         let name = name.to_vec();
         Ok(match kind {
             Kind::Mutex => Acquirer::Mutex(client.mutex(name, ttl)?),
-            Kind::Semaphore(n) => Acquirer::Semaphore(client.semaphore(name, n, ttl)?),
+            Kind::Semaphore(n, count) => Acquirer::Semaphore(client.semaphore(name, n, ttl)?.with_count(count)?),
             Kind::Read | Kind::Write => Acquirer::Rw(client.rwlock(name, ttl)?, matches!(kind, Kind::Write)),
             Kind::Candidate => Acquirer::Election(client.election(name, ttl)?),
         })

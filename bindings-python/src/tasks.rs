@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 
-fn seconds(what: &str, s: Option<f64>) -> Result<Option<Duration>, Error> {
+pub(crate) fn seconds(what: &str, s: Option<f64>) -> Result<Option<Duration>, Error> {
     s.map(|s| Duration::try_from_secs_f64(s).map_err(|_| Error::new(ErrorKind::InvalidArgument, format!("{what} must be a non-negative number of seconds, not {s}"))))
         .transpose()
 }

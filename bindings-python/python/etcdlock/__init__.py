@@ -1,5 +1,5 @@
 """etcdlock: leases with keepalive, resilient watches, and fair, fenced locks on etcd: a mutex,
-leader election, a semaphore and a read-write lock; and a service registry.
+leader election, a semaphore and a read-write lock; pools of named slots; and a service registry.
 
 Sync::
 
@@ -32,6 +32,8 @@ from ._tasks import Task, TaskQueue
 from ._aio_tasks import AsyncTask, AsyncTaskQueue
 from ._tasks_common import DeadTask, QueueStats
 from ._once import AsyncOnce, Once, OnceSlot
+from ._pool import Pool, PoolHolding, SlotInfo
+from ._aio_pool import AsyncPool, AsyncPoolHolding
 
 __version__: str = _native.__version__
 
@@ -142,4 +144,9 @@ __all__ = [
     "Once",
     "AsyncOnce",
     "OnceSlot",
+    "Pool",
+    "PoolHolding",
+    "AsyncPool",
+    "AsyncPoolHolding",
+    "SlotInfo",
 ]

@@ -8,7 +8,7 @@ propagates."""
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from ._aio_registry import AsyncDiscovery, _Registering
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
     from ._once import AsyncOnce, OnceSlot
+    from ._aio_pool import AsyncPool, AsyncPoolHolding
+    from ._pool import SlotInfo
 
 
 async def _run(op: Any) -> Any:
@@ -115,14 +117,44 @@ class AsyncClient:
         *,
         timeout: Optional[float] = None,
         value: Optional[BytesLike] = None,
+        count: int = 1,
     ) -> "AsyncLock":
-        """A handle on the semaphore ``name`` with ``permits`` (see ``Client.semaphore``):
-        ``async with client.semaphore("jobs/slots", permits=3, timeout=5.0):``."""
+        """A handle on the semaphore ``name`` with ``permits``, ``count`` of them per acquisition
+        (see ``Client.semaphore``): ``async with client.semaphore("jobs/slots", permits=3,
+        timeout=5.0):``. A ``count`` above ``permits`` raises ``ValueError`` when the client is
+        connected (else at the first acquire)."""
         _log.refresh()
         n, p, t = _args.to_bytes(name, "name"), _args.permits(permits), _args.ttl(ttl)
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
-        return AsyncLock(self._n.semaphore(n, p, t, v), timeout)
+        return AsyncLock(self._n.semaphore(n, p, t, v, _args._int64(count, "count", "an int")), timeout)
+
+    def pool(
+        self,
+        name: BytesLike,
+        slots: Optional[Sequence[str]] = None,
+        *,
+        size: Optional[int] = None,
+        ttl: int = DEFAULT_TTL,
+        reuse_delay: Optional[float] = None,
+    ) -> "AsyncPool":
+        """The pool of named slots ``name`` (see ``Client.pool``): ``async with
+        pool.acquire(count=1, timeout=5.0) as holding:``."""
+        from ._aio_pool import AsyncPool
+        from ._pool import definition
+
+        _log.refresh()
+        n = _args.to_bytes(name, "name")
+        t, d, ids, size_n = definition(slots, size, ttl, reuse_delay)
+        return AsyncPool(self._n.pool(n, t, d, ids, size_n))
+
+    async def inspect_pool(self, name: BytesLike) -> "Optional[List[SlotInfo]]":
+        """The slots of the pool ``name`` now, or None if none is defined (see
+        ``Client.inspect_pool``)."""
+        from ._pool import slot_infos
+
+        raw = await _run(self._n.inspect_pool(_args.to_bytes(name, "name")))
+        return None if raw is None else slot_infos(raw)
 
     def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5,
               max_processing: Optional[float] = None) -> "AsyncTaskQueue":
@@ -202,20 +234,23 @@ class AsyncClient:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["AsyncLease"] = None,
-        if_held: Optional[Union["AsyncLock", "AsyncTask", "OnceSlot"]] = None,
+        if_held: Optional[Union["AsyncLock", "AsyncTask", "OnceSlot", "AsyncPoolHolding"]] = None,
     ) -> int:
-        """Like ``Client.put``: returns the revision; with ``if_held`` (a lock, a claimed task or
-        a period's slot), ``NotHeld`` and nothing written unless it is held."""
+        """Like ``Client.put``: returns the revision; with ``if_held`` (a lock, a claimed task, a
+        period's slot or a pool's holding), ``NotHeld`` and nothing written unless it is held."""
+        from ._aio_pool import AsyncPoolHolding
         from ._aio_tasks import AsyncTask
         from ._once import OnceSlot
 
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, AsyncLease):
             raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask, OnceSlot)):
-            raise TypeError(f"if_held must be an etcdlock.AsyncLock, AsyncTask or OnceSlot, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask, OnceSlot, AsyncPoolHolding)):
+            raise TypeError(
+                f"if_held must be an etcdlock.AsyncLock, AsyncTask, OnceSlot or AsyncPoolHolding, not {type(if_held).__name__}"
+            )
         nl = lease._n if lease is not None else None
-        if isinstance(if_held, OnceSlot):
+        if isinstance(if_held, (OnceSlot, AsyncPoolHolding)):
             slot_revision: int = await _run(if_held._n.put(k, v, nl))
             return slot_revision
         nh = if_held._n if isinstance(if_held, AsyncLock) else None

@@ -75,7 +75,8 @@ class QueueEntry(NamedTuple):
     ``etcdctl lock`` or Go's ``concurrency.Mutex``."""
     mode: str = ""
     """``"read"`` or ``"write"`` for a read-write lock's key, ``"permits=N"`` for a semaphore's of
-    N, ``""`` for a lock's or an election's (the value comes without it)."""
+    N (``"permits=N,count=k"`` for one that takes k > 1 permits), ``""`` for a lock's or an
+    election's (the value comes without it)."""
 
 
 class LockState(NamedTuple):

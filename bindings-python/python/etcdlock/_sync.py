@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
     from ._once import Once, OnceSlot
+    from ._pool import Pool, PoolHolding, SlotInfo
     from ._tasks import Task, TaskQueue
 
 
@@ -91,10 +92,14 @@ class Client:
         *,
         timeout: Optional[float] = None,
         value: Optional[BytesLike] = None,
+        count: int = 1,
     ) -> "Lock":
-        """A handle on the semaphore ``name``: each acquisition takes one of ``permits`` (1 to
-        1024), at most that many held at once across every client, served in arrival order.
-        The handle is a ``Lock`` (``with``, ``acquire``, fencing token, ``if_held=``). Every
+        """A handle on the semaphore ``name``: each acquisition takes ``count`` (default 1) of
+        ``permits`` (1 to 1024), at most that many held at once across every client, served in
+        arrival order; a request for several waits at the head of the queue until that many
+        are free, and later requests wait behind it (never starved by smaller ones). ``count``
+        above ``permits`` raises ``ValueError``. The handle is a ``Lock`` (``with``,
+        ``acquire``, one fencing token for the permits it holds, ``if_held=``). Every
         participant must give the same ``permits``: one that gives another raises
         ``ValueError`` when it acquires, and leaves nothing (the count can change once nobody
         holds or waits)."""
@@ -102,7 +107,43 @@ class Client:
         n, p, t = _args.to_bytes(name, "name"), _args.permits(permits), _args.ttl(ttl)
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
-        return Lock(self._n.semaphore(n, p, t, v), timeout)
+        return Lock(self._n.semaphore(n, p, t, v, _args._int64(count, "count", "an int")), timeout)
+
+    def pool(
+        self,
+        name: BytesLike,
+        slots: Optional[Sequence[str]] = None,
+        *,
+        size: Optional[int] = None,
+        ttl: int = DEFAULT_TTL,
+        reuse_delay: Optional[float] = None,
+    ) -> "Pool":
+        """The pool of named slots ``name``: ``slots`` (a list of ids: 1 to 1024, each 1 to 128
+        bytes without ``/`` or a newline, no duplicates) or ``size=N`` (ids ``"0"`` to
+        ``"N-1"``). ``acquire(count=1, owner=None, timeout=None)`` → a ``PoolHolding`` (a
+        context manager) with the slot ids it holds and a fencing token per slot. Holdings live
+        on this client's lease of ``ttl`` seconds, kept alive while held; a slot whose holder
+        died is not handed out again before ``reuse_delay`` seconds (default 0; timed by an etcd
+        lease, rounded up to whole seconds, at least about 2 s unless 0), a released one is free
+        at once. Every participant that gives the slots must give the same slots and reuse
+        delay: the first acquire stores them, and one that disagrees raises ``ValueError``
+        (change the slots with ``add_slots`` / ``remove_slots``). With neither ``slots`` nor
+        ``size``, the pool is the one defined in etcd (its first acquire raises ``ValueError``
+        if none is). Checks the arguments now; sends nothing until used."""
+        from ._pool import Pool, definition
+
+        _log.refresh()
+        n = _args.to_bytes(name, "name")
+        t, d, ids, size_n = definition(slots, size, ttl, reuse_delay)
+        return Pool(self._n.pool(n, t, d, ids, size_n))
+
+    def inspect_pool(self, name: BytesLike) -> "Optional[List[SlotInfo]]":
+        """The slots of the pool ``name`` as etcd has them now (see ``Pool.slots``), or None if
+        no pool is defined there. Changes nothing."""
+        from ._pool import slot_infos
+
+        raw = self._n.inspect_pool(_args.to_bytes(name, "name")).wait()
+        return None if raw is None else slot_infos(raw)
 
     def queue(self, name: BytesLike, ttl: int = DEFAULT_TTL, *, max_attempts: int = 5,
               max_processing: Optional[float] = None) -> "TaskQueue":
@@ -209,22 +250,24 @@ class Client:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["Lease"] = None,
-        if_held: Optional[Union["Lock", "Task", "OnceSlot"]] = None,
+        if_held: Optional[Union["Lock", "Task", "OnceSlot", "PoolHolding"]] = None,
     ) -> int:
         """Writes ``value`` at ``key`` (attached to ``lease`` if given) and returns the write's
-        revision. With ``if_held=lock`` (or a claimed ``Task``, or a period's ``OnceSlot``) the
-        write happens only while that lock (or claim) is held (etcd checks it in the same
-        transaction); otherwise ``NotHeld`` is raised and nothing is written."""
+        revision. With ``if_held=lock`` (or a claimed ``Task``, a period's ``OnceSlot``, a
+        pool's ``PoolHolding``) the write happens only while that lock (or claim, or every slot
+        of the holding) is held (etcd checks it in the same transaction); otherwise ``NotHeld``
+        is raised and nothing is written."""
         from ._once import OnceSlot
+        from ._pool import PoolHolding
         from ._tasks import Task
 
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, Lease):
             raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (Lock, Task, OnceSlot)):
-            raise TypeError(f"if_held must be an etcdlock.Lock, Task or OnceSlot, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (Lock, Task, OnceSlot, PoolHolding)):
+            raise TypeError(f"if_held must be an etcdlock.Lock, Task, OnceSlot or PoolHolding, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
-        if isinstance(if_held, OnceSlot):
+        if isinstance(if_held, (OnceSlot, PoolHolding)):
             slot_revision: int = if_held._n.put(k, v, nl).wait()
             return slot_revision
         nh = if_held._n if isinstance(if_held, Lock) else None

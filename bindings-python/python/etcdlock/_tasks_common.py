@@ -9,8 +9,9 @@ from ._lost import LostCallbacks
 
 
 class ClaimView:
-    """What a claim (a task's, a period's slot) shows in both APIs: its fencing token, the local
-    held check, the loss and ``on_lost`` (callbacks on ``port``: the callback thread, or the loop)."""
+    """What a claim (a task's, a period's slot, a pool's holding) shows in both APIs: its fencing
+    token, the local held check, the loss and ``on_lost`` (callbacks on ``port``: the callback
+    thread, or the loop)."""
 
     def __init__(self, native: Any, port: Callable[[], Any]) -> None:
         self._n = native
