@@ -154,18 +154,20 @@ else
     record FAIL "examples/queue.c (task queue, once per period)"
 fi
 
-# The README's task queue block, as written there: inside a function given a client (and the
-# run_report it calls), compiled and run.
-python3 - "$here/README.md" >"$tmp/readme_queue.c" <<'PY'
+# The README's task queue and pool blocks, as written there: each inside a function given a
+# client (and the helpers it calls), compiled and run. Each follows its marker comment.
+readme_block() { # readme_block NAME MARKER
+    python3 - "$here/README.md" "$2" >"$tmp/$1.c" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
-marker = "<!-- test.sh compiles this block"
-start = text.index("```c\n", text.index(marker)) + len("```c\n")
+start = text.index("```c\n", text.index(sys.argv[2])) + len("```c\n")
 block = text[start:text.index("```\n", start)]
 print("""#include <etcdlock.h>
 #include <stdio.h>
 #include <stdlib.h>
-static int run_report(int64_t fencing_token) { return fencing_token > 0; }
+#include <string.h>
+static inline int run_report(int64_t fencing_token) { return fencing_token > 0; }
+static inline int run_on(const char *slot) { return slot != NULL; }
 static int example(etcdlock_client *client) {
 """ + block + """    return rc == ETCDLOCK_OK ? 0 : 1;
 }
@@ -178,12 +180,19 @@ int main(void) {
     return failed;
 }""")
 PY
-# shellcheck disable=SC2046
-if cc -std=c11 -Wall -Wextra -Werror "$tmp/readme_queue.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/readme_queue" \
-    && run_quiet readme_queue 60 "$tmp/readme_queue" && grep -q '^done$' "$tmp/readme_queue.out"; then
+    # shellcheck disable=SC2046
+    cc -std=c11 -Wall -Wextra -Werror "$tmp/$1.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/$1" \
+        && run_quiet "$1" 60 "$tmp/$1" && grep -q '^done$' "$tmp/$1.out"
+}
+if readme_block readme_queue "<!-- test.sh compiles this block"; then
     record ok "README.md's task queue block builds and runs"
 else
     record FAIL "README.md's task queue block"
+fi
+if readme_block readme_pool "<!-- test.sh compiles this pool block"; then
+    record ok "README.md's pool block builds and runs"
+else
+    record FAIL "README.md's pool block"
 fi
 
 # shellcheck disable=SC2046
@@ -202,7 +211,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits test_pool; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -217,12 +226,15 @@ else
 fi
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes test_registry test_tasks test_task_limits; do
+for t in test_api test_async test_recipes test_registry test_tasks test_task_limits test_pool; do
+    args=()
+    # test_pool's timing and many-thread tests run under ASan only (`quick` leaves them out).
+    [ "$t" = test_pool ] && args=(quick)
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \
         --errors-for-leak-kinds=definite,indirect,possible --suppressions="$here/tests/valgrind.supp" \
-        "$tmp/${t}_vg" && grep -q 'ERROR SUMMARY: 0 errors' "$tmp/${t}_valgrind.out" && ! grep -q '^FAIL - ' "$tmp/${t}_valgrind.out"; then
+        "$tmp/${t}_vg" ${args[@]+"${args[@]}"} && grep -q 'ERROR SUMMARY: 0 errors' "$tmp/${t}_valgrind.out" && ! grep -q '^FAIL - ' "$tmp/${t}_valgrind.out"; then
         record ok "valgrind: $t without leaks or memory errors"
     else
         record FAIL "valgrind: $t"

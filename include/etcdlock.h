@@ -98,6 +98,42 @@
 #define ETCDLOCK_LOG_TRACE 5
 
 /**
+ * The most slots a pool may have.
+ */
+#define ETCDLOCK_MAX_POOL_SLOTS 1024
+
+/**
+ * The most slots one acquire may take.
+ */
+#define ETCDLOCK_MAX_POOL_COUNT 30
+
+/**
+ * The longest slot id, in bytes.
+ */
+#define ETCDLOCK_MAX_SLOT_ID_LEN 128
+
+/**
+ * A slot's state (etcdlock_slot_info): it can be handed out now.
+ */
+#define ETCDLOCK_SLOT_FREE 0
+
+/**
+ * A slot's state: held (`token`, `lease`, `ttl_s`, `acquisition` and `owner` say by whom).
+ */
+#define ETCDLOCK_SLOT_HELD 1
+
+/**
+ * A slot's state: its holder died and it rests the reuse delay, until its rest's lease
+ * (`lease`, `ttl_s` seconds left) ends.
+ */
+#define ETCDLOCK_SLOT_RESTING 2
+
+/**
+ * A slot's state: its holder died and no request has seen it yet; it will rest first.
+ */
+#define ETCDLOCK_SLOT_DEAD 3
+
+/**
  * etcdlock_register flag: take the name over if another registrant holds it (that registrant
  * gets ETCDLOCK_REGISTRATION_TAKEN_OVER). Without it a held name is ETCDLOCK_E_WOULD_BLOCK.
  */
@@ -286,6 +322,19 @@ typedef struct etcdlock_observer etcdlock_observer;
  * any thread; it must not be freed while another thread uses it.
  */
 typedef struct etcdlock_once_slot etcdlock_once_slot;
+
+/**
+ * A handle on a pool of named slots (etcdlock_pool_open, etcdlock_pool_join). Any number of
+ * threads may use it at once; it must not be freed while another thread is inside a call on it.
+ */
+typedef struct etcdlock_pool etcdlock_pool;
+
+/**
+ * Slots held from a pool (etcdlock_pool_acquire), until etcdlock_pool_held_release or
+ * etcdlock_pool_held_free (or until the holder's lease ends). Its accessors may be called from
+ * any thread; it must not be freed while another thread uses it.
+ */
+typedef struct etcdlock_pool_held etcdlock_pool_held;
 
 /**
  * A handle on a task queue in etcd (etcdlock_queue_open). Any number of threads may use it at
@@ -508,7 +557,8 @@ typedef struct etcdlock_queue_entry {
   size_t value_len;
   /**
    * NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
-   * semaphore's of N, "" for a lock's or an election's (the value comes without it).
+   * semaphore's of N ("permits=N,count=K" for one taking K at once), "" for a lock's or an
+   * election's (the value comes without it).
    */
   const char *mode;
 } etcdlock_queue_entry;
@@ -582,6 +632,76 @@ typedef struct etcdlock_log_record {
  * holds one of its locks); events emitted on its own thread while it runs are dropped.
  */
 typedef void (*etcdlock_log_cb)(const struct etcdlock_log_record *record, void *user_data);
+
+/**
+ * Called once with the outcome of etcdlock_pool_acquire_async: `status` ETCDLOCK_OK and the
+ * holding (the callee owns it: release it, then etcdlock_pool_held_free), or an error status and
+ * NULL (the message is in etcdlock_last_error on this thread, during the call). Runs on a
+ * library thread under the rules of etcdlock_lock_cb: return quickly; blocking calls made from
+ * it return ETCDLOCK_E_WRONG_THREAD.
+ */
+typedef void (*etcdlock_pool_held_cb)(void *user_data, int status, struct etcdlock_pool_held *held);
+
+/**
+ * One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with) or a
+ * pool holding's (etcdlock_pool_held_txn).
+ */
+typedef struct etcdlock_op {
+  /**
+   * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
+   */
+  int kind;
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The put's value (NULL only with `value_len` 0).
+   */
+  const uint8_t *value;
+  size_t value_len;
+} etcdlock_op;
+
+/**
+ * One slot of a pool (etcdlock_inspect_pool). Pointers are valid until its etcdlock_pool_state
+ * is freed.
+ */
+typedef struct etcdlock_slot_info {
+  /**
+   * The slot id, NUL-terminated.
+   */
+  const char *id;
+  /**
+   * An ETCDLOCK_SLOT_* state.
+   */
+  int state;
+  /**
+   * HELD: the slot's fencing token; otherwise 0.
+   */
+  int64_t token;
+  /**
+   * HELD: the holder's lease; RESTING: the rest's lease; otherwise 0.
+   */
+  int64_t lease;
+  /**
+   * Seconds that lease has left on the server; -1 when it is gone or there is none.
+   */
+  int64_t ttl_s;
+  /**
+   * HELD: the acquisition's fencing token; otherwise 0.
+   */
+  int64_t acquisition;
+  /**
+   * HELD: the owner the slot was acquired with ("" for none); otherwise "". NUL-terminated.
+   */
+  const char *owner;
+} etcdlock_slot_info;
+
+/**
+ * A pool's slots in its order, read at one revision. Free with etcdlock_pool_state_free.
+ */
+typedef struct etcdlock_pool_state {
+  const struct etcdlock_slot_info *slots;
+  size_t n_slots;
+} etcdlock_pool_state;
 
 /**
  * One event of a registration, written by etcdlock_registration_next_event.
@@ -679,23 +799,6 @@ typedef struct etcdlock_dead_task_list {
   const struct etcdlock_dead_task *tasks;
   size_t n_tasks;
 } etcdlock_dead_task_list;
-
-/**
- * One write of the caller's own in an ack's transaction (etcdlock_task_ack_with).
- */
-typedef struct etcdlock_op {
-  /**
-   * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
-   */
-  int kind;
-  const uint8_t *key;
-  size_t key_len;
-  /**
-   * The put's value (NULL only with `value_len` 0).
-   */
-  const uint8_t *value;
-  size_t value_len;
-} etcdlock_op;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1279,6 +1382,24 @@ int etcdlock_once_lost_reason(const struct etcdlock_once_slot *slot);
 int etcdlock_once_on_lost(struct etcdlock_once_slot *slot, etcdlock_lost_cb cb, void *user_data);
 
 /**
+ * Writes `value` at `key` only while the claim holds, checked by etcd atomically with the write
+ * (ETCDLOCK_E_NOT_HELD otherwise, nothing written): a winner that was cut off, and whose period
+ * another trigger took over, writes nothing. A key under the job's own `<name>/` (its slots and
+ * done marks) is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_once_put(struct etcdlock_once_slot *slot,
+                      const uint8_t *key,
+                      size_t key_len,
+                      const uint8_t *value,
+                      size_t value_len);
+
+/**
+ * Deletes `key` only while the claim holds (ETCDLOCK_E_NOT_HELD otherwise, nothing deleted). A
+ * key under the job's own `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_once_delete(struct etcdlock_once_slot *slot, const uint8_t *key, size_t key_len);
+
+/**
  * Marks the period's job done and ends the claim, in one transaction that applies only while
  * the claim holds: later triggers in the period get NULL. ETCDLOCK_E_NOT_HELD, and nothing
  * marked, if the claim was lost (the next trigger runs the job again) or already ended.
@@ -1307,6 +1428,237 @@ void etcdlock_once_free(struct etcdlock_once_slot *slot);
  * compiled. A bad size writes nothing and is ETCDLOCK_E_INVALID_ARGUMENT.
  */
 int etcdlock_client_options_init_sized(struct etcdlock_client_options *opts, size_t struct_size);
+
+/**
+ * Opens the pool `name` (a NUL-terminated lock name, not ending in '/') of the slots `slots`
+ * (`n_slots` NUL-terminated UTF-8 ids, 1 to ETCDLOCK_MAX_POOL_SLOTS of them, each 1 to
+ * ETCDLOCK_MAX_SLOT_ID_LEN bytes without '/' or a newline, no duplicates), or with `slots` NULL
+ * the pool of `n_slots` slots named "0" to "n_slots - 1". Holdings live on leases of `ttl_s`
+ * seconds, kept alive while held. A slot whose holder died (its lease ended) is not handed out
+ * again before `reuse_delay_ms` (timed by an etcd lease: whole seconds, rounded up, at least
+ * etcd's minimum TTL unless 0; 0: at once); a released slot is free at once. Sends nothing.
+ *
+ * The first acquire stores the definition if the pool has none; every participant must give
+ * the same slots and reuse delay, and one that gives others gets ETCDLOCK_E_INVALID_ARGUMENT
+ * from its acquire (the message names etcdlock_pool_add_slots / _remove_slots).
+ * A bad name, no slots, a bad or duplicate id, `ttl_s` <= 0 or a negative `reuse_delay_ms` is
+ * ETCDLOCK_E_INVALID_ARGUMENT here. On success writes the pool to `*out` (free it with
+ * etcdlock_pool_free).
+ *
+ *     const char *gpus[] = {"gpu0", "gpu1", "gpu2"};
+ *     etcdlock_pool *pool = NULL;
+ *     etcdlock_pool_open(client, "gpus", gpus, 3, 10, 5000, &pool);
+ *     etcdlock_pool *ids = NULL;   // slots "0" to "1023":
+ *     etcdlock_pool_open(client, "snowflake/workers", NULL, 1024, 10, 30000, &ids);
+ */
+int etcdlock_pool_open(struct etcdlock_client *client,
+                       const char *name,
+                       const char *const *slots,
+                       size_t n_slots,
+                       int64_t ttl_s,
+                       int64_t reuse_delay_ms,
+                       struct etcdlock_pool **out);
+
+/**
+ * Opens the pool `name` as another participant defined it, whatever its slots and reuse delay:
+ * its acquires take the stored definition, and fail with ETCDLOCK_E_INVALID_ARGUMENT if nobody
+ * defined the pool yet. Holdings live on leases of `ttl_s` seconds. Sends nothing.
+ */
+int etcdlock_pool_join(struct etcdlock_client *client,
+                       const char *name,
+                       int64_t ttl_s,
+                       struct etcdlock_pool **out);
+
+/**
+ * Takes `count` slots of the pool (1 to its size, at most ETCDLOCK_MAX_POOL_COUNT; else
+ * ETCDLOCK_E_INVALID_ARGUMENT) that nobody else holds, and writes the holding to `*out`.
+ *
+ * Requests are served in the order etcd committed them; a request for `count` slots waits at
+ * the head until that many are free, and later requests wait behind it (so it is never
+ * starved by smaller ones). `timeout_ms`: 0 tries once (ETCDLOCK_E_WOULD_BLOCK when too few
+ * are free or others wait), ETCDLOCK_WAIT_FOREVER waits, otherwise ETCDLOCK_E_LOCK_TIMEOUT when
+ * it passes. `cancel` (nullable): etcdlock_cancel_trigger makes the wait fail with
+ * ETCDLOCK_E_CANCELLED. Every failure leaves nothing behind (no queue key, no slot).
+ *
+ * `owner` (nullable, a NUL-terminated UTF-8 string of at most 4096 bytes): while this client
+ * holds slots acquired from this pool with the same owner, the acquire returns that holding
+ * again (a new handle on it: the same slots and tokens) instead of taking more, so a retried
+ * call gets what it already has. Stored in the slot keys for etcdlock_inspect_pool.
+ */
+int etcdlock_pool_acquire(struct etcdlock_pool *pool,
+                          uint32_t count,
+                          const char *owner,
+                          int64_t timeout_ms,
+                          const struct etcdlock_cancel *cancel,
+                          struct etcdlock_pool_held **out);
+
+/**
+ * Starts etcdlock_pool_acquire (same arguments and semantics) without blocking, under the rules
+ * of etcdlock_lock_acquire_async: returns ETCDLOCK_OK at once and calls `cb` exactly once later
+ * with the holding or the failure (also ETCDLOCK_E_CLOSED when the client is freed or
+ * etcdlock_shutdown runs first, and before etcdlock_client_free returns). A triggered `cancel`
+ * makes it ETCDLOCK_E_CANCELLED, leaving nothing behind. Bad arguments return their status
+ * here, and then `cb` is never called. `cb` must not be NULL.
+ */
+int etcdlock_pool_acquire_async(struct etcdlock_pool *pool,
+                                uint32_t count,
+                                const char *owner,
+                                int64_t timeout_ms,
+                                const struct etcdlock_cancel *cancel,
+                                etcdlock_pool_held_cb cb,
+                                void *user_data);
+
+/**
+ * Adds the slots `ids` (`n_ids` NUL-terminated ids not in the pool yet) to the pool's stored
+ * definition; a request waiting meanwhile sees them at once. `size` (nullable): on success, the
+ * pool's number of slots after. An id already in the pool, a bad id, or a pool nobody defined
+ * yet (acquire once first) is ETCDLOCK_E_INVALID_ARGUMENT with nothing changed.
+ */
+int etcdlock_pool_add_slots(struct etcdlock_pool *pool,
+                            const char *const *ids,
+                            size_t n_ids,
+                            size_t *size);
+
+/**
+ * Removes the slots `ids` from the pool's stored definition. A held slot goes when its holder
+ * releases it, and is not handed out meanwhile. `size` (nullable): on success, the pool's number
+ * of slots after. An id not in the pool, or removing the last slot, is
+ * ETCDLOCK_E_INVALID_ARGUMENT with nothing changed.
+ */
+int etcdlock_pool_remove_slots(struct etcdlock_pool *pool,
+                               const char *const *ids,
+                               size_t n_ids,
+                               size_t *size);
+
+/**
+ * Frees the pool handle (its holdings live on: they are handles of their own). No other thread
+ * may be inside a call on it. NULL is a no-op.
+ */
+void etcdlock_pool_free(struct etcdlock_pool *pool);
+
+/**
+ * The slot ids held, in the pool's order: `*n` NUL-terminated strings (`n` may be NULL), valid
+ * until the holding is freed. NULL for a NULL holding.
+ *
+ *     size_t n = 0;
+ *     const char *const *slots = etcdlock_pool_held_slots(held, &n);
+ *     const int64_t *tokens = etcdlock_pool_held_tokens(held, NULL);
+ *     for (size_t i = 0; i < n; i++) printf("%s token %lld\n", slots[i], (long long)tokens[i]);
+ */
+const char *const *etcdlock_pool_held_slots(const struct etcdlock_pool_held *held, size_t *n);
+
+/**
+ * Each held slot's fencing token (its key's create revision, larger for every later holder of
+ * that slot), in the order of etcdlock_pool_held_slots: `*n` of them (`n` may be NULL), valid
+ * until the holding is freed. NULL for a NULL holding.
+ */
+const int64_t *etcdlock_pool_held_tokens(const struct etcdlock_pool_held *held, size_t *n);
+
+/**
+ * The acquisition's fencing token: larger for every later acquisition from this pool. 0 for
+ * NULL.
+ */
+int64_t etcdlock_pool_held_fencing_token(const struct etcdlock_pool_held *held);
+
+/**
+ * The owner the slots were acquired with, NUL-terminated, valid until the holding is freed;
+ * NULL for none (or a NULL holding).
+ */
+const char *etcdlock_pool_held_owner(const struct etcdlock_pool_held *held);
+
+/**
+ * The ID of the lease the slots are held on (shared by the client's holdings and locks of the
+ * same TTL). 0 for NULL.
+ */
+int64_t etcdlock_pool_held_lease_id(const struct etcdlock_pool_held *held);
+
+/**
+ * Cheap local check: neither released nor known lost. false for NULL.
+ */
+bool etcdlock_pool_held_is_held(const struct etcdlock_pool_held *held);
+
+/**
+ * Why the holding was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
+ */
+int etcdlock_pool_held_lost_reason(const struct etcdlock_pool_held *held);
+
+/**
+ * Registers `cb`, called once with `user_data` and an ETCDLOCK_LOST_* reason when the holding
+ * is lost (its lease ended: stop using the slots, another holder may get them after the reuse
+ * delay), not when it is released, under the rules of etcdlock_lock_on_lost. No call happens
+ * after etcdlock_pool_held_release or etcdlock_pool_held_free (of this handle) has returned.
+ * ETCDLOCK_E_NOT_HELD once the slots were released.
+ */
+int etcdlock_pool_held_on_lost(struct etcdlock_pool_held *held,
+                               etcdlock_lost_cb cb,
+                               void *user_data);
+
+/**
+ * Writes `value` at `key` only while every slot of the holding is still this holding's, checked
+ * by etcd atomically with the write (ETCDLOCK_E_NOT_HELD otherwise, nothing written). A key
+ * under the pool's own `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_pool_held_put(struct etcdlock_pool_held *held,
+                           const uint8_t *key,
+                           size_t key_len,
+                           const uint8_t *value,
+                           size_t value_len);
+
+/**
+ * Deletes `key` only while every slot of the holding is still this holding's
+ * (ETCDLOCK_E_NOT_HELD otherwise, nothing deleted). A key under the pool's own `<name>/` is
+ * ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_pool_held_delete(struct etcdlock_pool_held *held, const uint8_t *key, size_t key_len);
+
+/**
+ * Applies `n_ops` writes (`ops`, 1 to 64 of them) in one transaction, only while every slot of
+ * the holding is still this holding's (ETCDLOCK_E_NOT_HELD otherwise, nothing written).
+ * `revision` (nullable): on success, the transaction's etcd revision. No ops, a key under the
+ * pool's own `<name>/`, an empty key or an unknown kind is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_pool_held_txn(struct etcdlock_pool_held *held,
+                           const struct etcdlock_op *ops,
+                           size_t n_ops,
+                           int64_t *revision);
+
+/**
+ * Gives every slot back at once (each free for the next request, no reuse delay), in one
+ * transaction that applies only while they are this holding's. Other handles on the same
+ * holding (an acquire with its owner) see it released too. ETCDLOCK_E_NOT_HELD if already
+ * released or lost. Disarms the lost callback.
+ */
+int etcdlock_pool_held_release(struct etcdlock_pool_held *held);
+
+/**
+ * Frees the holding handle. The last handle on a holding still held releases it first, as
+ * etcdlock_pool_held_release (in the background when called from a library thread); another
+ * handle on it (an acquire with its owner) keeps it held. No lost callback of this handle runs
+ * after this returns. NULL is a no-op.
+ */
+void etcdlock_pool_held_free(struct etcdlock_pool_held *held);
+
+/**
+ * Reads the slots of the pool `name` (a NUL-terminated lock name) at one revision: each free,
+ * held (by whom, since which token), resting (until when) or dead, in the pool's order, and
+ * writes them to `*out` (free with etcdlock_pool_state_free), or NULL if no pool is defined
+ * there. Changes nothing.
+ *
+ *     etcdlock_pool_state *st = NULL;
+ *     if (etcdlock_inspect_pool(client, "gpus", &st) == ETCDLOCK_OK && st) {
+ *         for (size_t i = 0; i < st->n_slots; i++)
+ *             printf("%s %s\n", st->slots[i].id, st->slots[i].state == ETCDLOCK_SLOT_HELD ? st->slots[i].owner : "-");
+ *         etcdlock_pool_state_free(st);
+ *     }
+ */
+int etcdlock_inspect_pool(struct etcdlock_client *client,
+                          const char *name,
+                          struct etcdlock_pool_state **out);
+
+/**
+ * Frees what etcdlock_inspect_pool wrote. NULL is a no-op.
+ */
+void etcdlock_pool_state_free(struct etcdlock_pool_state *state);
 
 /**
  * Registers the instance `instance` of the service `service` (both NUL-terminated strings:
@@ -1519,6 +1871,38 @@ int etcdlock_semaphore_acquire_async(struct etcdlock_client *client,
                                      const struct etcdlock_cancel *cancel,
                                      etcdlock_lock_cb cb,
                                      void *user_data);
+
+/**
+ * etcdlock_semaphore_acquire that takes `count` of the `permits` permits at once (1 to
+ * `permits`; 0 or more is ETCDLOCK_E_INVALID_ARGUMENT before anything is sent): one key, one
+ * fencing token, released together. Admission stays in arrival order with a head-of-line rule:
+ * a request for `count` waits at the head until that many permits are free, and later requests
+ * (for one permit too) wait behind it, so it is never starved by smaller ones.
+ * etcdlock_semaphore_acquire is this with `count` 1. etcdlock_inspect shows such a key's mode as
+ * "permits=N,count=K".
+ */
+int etcdlock_semaphore_acquire_with_count(struct etcdlock_client *client,
+                                          const char *name,
+                                          uint32_t permits,
+                                          uint32_t count,
+                                          int64_t ttl_s,
+                                          int64_t timeout_ms,
+                                          const struct etcdlock_cancel *cancel,
+                                          struct etcdlock_lock **out);
+
+/**
+ * Starts etcdlock_semaphore_acquire_with_count (same arguments and semantics) without
+ * blocking, under the rules of etcdlock_semaphore_acquire_async. `cb` must not be NULL.
+ */
+int etcdlock_semaphore_acquire_with_count_async(struct etcdlock_client *client,
+                                                const char *name,
+                                                uint32_t permits,
+                                                uint32_t count,
+                                                int64_t ttl_s,
+                                                int64_t timeout_ms,
+                                                const struct etcdlock_cancel *cancel,
+                                                etcdlock_lock_cb cb,
+                                                void *user_data);
 
 /**
  * The name of a status code (`"ETCDLOCK_E_TIMEOUT"`), or `"ETCDLOCK_E_UNKNOWN"`.

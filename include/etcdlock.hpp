@@ -38,6 +38,11 @@
  *   etcdlock::task t = q.claim(5000);                            // t.ack_with(...); not acked: given back
  *   etcdlock::once_slot slot = client.once("reports/daily", 86400000, 10);  // false: not ours
  *
+ * Pools of named slots (etcdlock_pool.hpp, included at the end):
+ *
+ *   etcdlock::pool gpus = client.pool("gpus", {"gpu0", "gpu1", "gpu2"}, 10, 5000);  // reuse delay 5 s
+ *   etcdlock::pool_holding held = gpus.acquire(1, 5000);         // held.slots(), held.put(...); released at scope end
+ *
  * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
  */
 #ifndef ETCDLOCK_HPP
@@ -302,6 +307,8 @@ private:
 
 class task_queue;
 class once_slot;
+class pool;
+struct slot_info;
 
 /** A connection to etcd; may be used by any number of threads at once. */
 class client {
@@ -353,6 +360,16 @@ public:
         etcdlock_lock *l = nullptr;
         detail::check(etcdlock_semaphore_acquire(p_.get(), name.c_str(), permits, ttl_s, timeout_ms, cancel, &l),
                       "etcdlock_semaphore_acquire");
+        return etcdlock::lock(l);
+    }
+
+    /** `count` of the `permits` permits of the semaphore `name` at once (1 to `permits`): one
+     *  lock; it waits at the head of the queue until that many are free. */
+    etcdlock::lock semaphore_acquire_count(const std::string &name, uint32_t permits, uint32_t count, int64_t ttl_s,
+                                           int64_t timeout_ms, const etcdlock_cancel *cancel = nullptr) {
+        etcdlock_lock *l = nullptr;
+        detail::check(etcdlock_semaphore_acquire_with_count(p_.get(), name.c_str(), permits, count, ttl_s, timeout_ms, cancel, &l),
+                      "etcdlock_semaphore_acquire_with_count");
         return etcdlock::lock(l);
     }
 
@@ -450,6 +467,20 @@ public:
     etcdlock::once_slot once(const std::string &name, int64_t every_ms, int64_t ttl_s, int64_t at_unix_ms = 0,
                              uint32_t keep_periods = 3);
 
+    /** The pool `name` of these slots (sends nothing): holdings on leases of `ttl_s` seconds, a
+     *  dead holder's slot not handed out again before `reuse_delay_ms`. Every participant must
+     *  give the same slots and delay (the first acquire throws ETCDLOCK_E_INVALID_ARGUMENT
+     *  otherwise). Defined in etcdlock_pool.hpp. */
+    etcdlock::pool pool(const std::string &name, const std::vector<std::string> &slots, int64_t ttl_s = 10,
+                        int64_t reuse_delay_ms = 0);
+    /** The pool `name` of `size` slots named "0" to "size - 1". */
+    etcdlock::pool pool(const std::string &name, size_t size, int64_t ttl_s = 10, int64_t reuse_delay_ms = 0);
+    /** The pool `name` as another participant defined it. */
+    etcdlock::pool join_pool(const std::string &name, int64_t ttl_s = 10);
+    /** The slots of the pool `name` at one revision, in its order; empty (and `*defined`,
+     *  nullable, false) when no pool is defined there. */
+    std::vector<etcdlock::slot_info> inspect_pool(const std::string &name, bool *defined = nullptr);
+
     etcdlock_client *get() const noexcept { return p_.get(); }
 
 private:
@@ -459,5 +490,6 @@ private:
 } // namespace etcdlock
 
 #include "etcdlock_tasks.hpp"
+#include "etcdlock_pool.hpp"
 
 #endif /* ETCDLOCK_HPP */

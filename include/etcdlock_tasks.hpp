@@ -239,6 +239,16 @@ public:
     bool is_held() const noexcept { return etcdlock_once_is_held(p_.get()); }
     /** Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0. */
     int lost_reason() const noexcept { return etcdlock_once_lost_reason(p_.get()); }
+    /** Writes `value` at `key` only while the claim holds (throws ETCDLOCK_E_NOT_HELD otherwise,
+     *  nothing written). A key under the job's own `<name>/` throws ETCDLOCK_E_INVALID_ARGUMENT. */
+    void put(const std::string &key, const std::string &value) {
+        detail::check(etcdlock_once_put(p_.get(), detail::bytes(key), key.size(), detail::bytes(value), value.size()),
+                      "etcdlock_once_put");
+    }
+    /** Deletes `key` only while the claim holds. */
+    void del(const std::string &key) {
+        detail::check(etcdlock_once_delete(p_.get(), detail::bytes(key), key.size()), "etcdlock_once_delete");
+    }
     /** Marks the period's job done and ends the claim, fenced: throws ETCDLOCK_E_NOT_HELD,
      *  nothing marked, once the claim was lost or ended. */
     void done() { detail::check(etcdlock_once_done(p_.get()), "etcdlock_once_done"); }

@@ -21,7 +21,8 @@ pub struct etcdlock_queue_entry {
     pub value: *const u8,
     pub value_len: usize,
     /// NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
-    /// semaphore's of N, "" for a lock's or an election's (the value comes without it).
+    /// semaphore's of N ("permits=N,count=K" for one taking K at once), "" for a lock's or an
+    /// election's (the value comes without it).
     pub mode: *const c_char,
 }
 

@@ -116,6 +116,33 @@ pub unsafe extern "C" fn etcdlock_once_on_lost(slot: *mut etcdlock_once_slot, cb
     })
 }
 
+/// Writes `value` at `key` only while the claim holds, checked by etcd atomically with the write
+/// (ETCDLOCK_E_NOT_HELD otherwise, nothing written): a winner that was cut off, and whose period
+/// another trigger took over, writes nothing. A key under the job's own `<name>/` (its slots and
+/// done marks) is ETCDLOCK_E_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_once_put(slot: *mut etcdlock_once_slot, key: *const u8, key_len: usize, value: *const u8, value_len: usize) -> c_int {
+    ffi::status(|| {
+        let s = unsafe { ffi::arg(slot, "slot") }?;
+        let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
+        let value = unsafe { ffi::bytes(value, value_len, "value") }?.to_vec();
+        let slot = s.slot.clone();
+        ffi::block(async move { slot.put(&key, &value).await.map(drop) })
+    })
+}
+
+/// Deletes `key` only while the claim holds (ETCDLOCK_E_NOT_HELD otherwise, nothing deleted). A
+/// key under the job's own `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_once_delete(slot: *mut etcdlock_once_slot, key: *const u8, key_len: usize) -> c_int {
+    ffi::status(|| {
+        let s = unsafe { ffi::arg(slot, "slot") }?;
+        let key = unsafe { ffi::bytes(key, key_len, "key") }?.to_vec();
+        let slot = s.slot.clone();
+        ffi::block(async move { slot.delete(&key).await.map(drop) })
+    })
+}
+
 /// Marks the period's job done and ends the claim, in one transaction that applies only while
 /// the claim holds: later triggers in the period get NULL. ETCDLOCK_E_NOT_HELD, and nothing
 /// marked, if the claim was lost (the next trigger runs the job again) or already ended.

@@ -511,7 +511,8 @@ pub const ETCDLOCK_OP_PUT: c_int = 0;
 /// An etcdlock_op's kind: a delete of `key` (`value` unused).
 pub const ETCDLOCK_OP_DELETE: c_int = 1;
 
-/// One write of the caller's own in an ack's transaction (etcdlock_task_ack_with).
+/// One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with) or a
+/// pool holding's (etcdlock_pool_held_txn).
 #[repr(C)]
 pub struct etcdlock_op {
     /// ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
@@ -521,6 +522,29 @@ pub struct etcdlock_op {
     /// The put's value (NULL only with `value_len` 0).
     pub value: *const u8,
     pub value_len: usize,
+}
+
+/// `n_ops` etcdlock_ops at `ops` (NULL only with 0), converted and checked for their kinds.
+pub(crate) unsafe fn ops_of(ops: *const etcdlock_op, n_ops: usize) -> ffi::FfiResult<Vec<etcdlock::Op>> {
+    let raw: &[etcdlock_op] = if ops.is_null() {
+        if n_ops != 0 {
+            return Err(invalid("ops is NULL with a non-zero count"));
+        }
+        &[]
+    } else {
+        // SAFETY: the caller gives `n_ops` readable ops at `ops`.
+        unsafe { std::slice::from_raw_parts(ops, n_ops) }
+    };
+    let mut list = Vec::with_capacity(raw.len());
+    for op in raw {
+        let key = unsafe { ffi::bytes(op.key, op.key_len, "an op's key") }?.to_vec();
+        list.push(match op.kind {
+            ETCDLOCK_OP_PUT => etcdlock::Op::put(key, unsafe { ffi::bytes(op.value, op.value_len, "an op's value") }?.to_vec()),
+            ETCDLOCK_OP_DELETE => etcdlock::Op::delete(key),
+            k => return Err(invalid(format!("an op's kind must be ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE, got {k}"))),
+        });
+    }
+    Ok(list)
 }
 
 /// Acks the task: deletes the item and its claim in one transaction that applies only while the
@@ -540,24 +564,7 @@ pub unsafe extern "C" fn etcdlock_task_ack(task: *mut etcdlock_task, revision: *
 pub unsafe extern "C" fn etcdlock_task_ack_with(task: *mut etcdlock_task, ops: *const etcdlock_op, n_ops: usize, revision: *mut i64) -> c_int {
     ffi::status(|| {
         let t = unsafe { ffi::arg(task, "task") }?;
-        let raw: &[etcdlock_op] = if ops.is_null() {
-            if n_ops != 0 {
-                return Err(invalid("ops is NULL with a non-zero count"));
-            }
-            &[]
-        } else {
-            // SAFETY: the caller gives `n_ops` readable ops at `ops`.
-            unsafe { std::slice::from_raw_parts(ops, n_ops) }
-        };
-        let mut list = Vec::with_capacity(raw.len());
-        for op in raw {
-            let key = unsafe { ffi::bytes(op.key, op.key_len, "an op's key") }?.to_vec();
-            list.push(match op.kind {
-                ETCDLOCK_OP_PUT => etcdlock::Op::put(key, unsafe { ffi::bytes(op.value, op.value_len, "an op's value") }?.to_vec()),
-                ETCDLOCK_OP_DELETE => etcdlock::Op::delete(key),
-                k => return Err(invalid(format!("an op's kind must be ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE, got {k}"))),
-            });
-        }
+        let list = unsafe { ops_of(ops, n_ops) }?;
         let task = t.task.clone();
         let r = ffi::block(async move { task.ack_with(&list).await });
         if !r.as_ref().is_err_and(|e| e.status == crate::status::ETCDLOCK_E_INVALID_ARGUMENT) {

@@ -1,6 +1,6 @@
 // The header compiles as C++ (extern "C", no C-only constructs) and links from C++; the C++
 // wrapper (etcdlock.hpp) drives an election, a semaphore, a read-write lock, the service
-// registry, the task queue and once-per-period jobs.
+// registry, the task queue, once-per-period jobs and pools of named slots.
 #include "etcdlock.h"
 #include <etcdlock.hpp>
 #include <cstdio>
@@ -296,6 +296,67 @@ static void wrapper_tasks(const char *eps, const std::string &base) {
     }
 }
 
+// The RAII wrapper's pools, semaphore counts and a once slot's fenced writes (etcdlock_pool.hpp;
+// the C tests cover the behaviour: tests/test_pool.c).
+static void wrapper_pool(const char *eps, const std::string &base) {
+    try {
+        etcdlock::client c(eps);
+        std::string name = base + "-gpus", mark = base + "-gpus-using";
+        etcdlock::pool gpus = c.pool(name, {"gpu0", "gpu1", "gpu2"}, 10, 2000);
+        {
+            etcdlock::pool_holding held = gpus.acquire(1, 5000);
+            EXPECT(held.slots() == std::vector<std::string>{"gpu0"} && held.is_held() && held.lost_reason() == 0);
+            EXPECT(held.tokens().size() == 1 && held.tokens()[0].first == "gpu0" && held.tokens()[0].second > 0);
+            EXPECT(held.fencing_token() > 0 && held.lease_id() != 0 && held.owner().empty());
+            held.put(mark, "gpu0");
+            EXPECT(held.txn({etcdlock::op::del(mark)}) > held.fencing_token());
+            EXPECT_THROWS(held.put(name + "/slot/gpu0", "x"), ETCDLOCK_E_INVALID_ARGUMENT);
+            etcdlock::pool_holding two = gpus.acquire(2, 5000, "job-1");
+            EXPECT(two.slots() == (std::vector<std::string>{"gpu1", "gpu2"}) && two.owner() == "job-1");
+            etcdlock::pool_holding same = gpus.acquire(2, 5000, "job-1");
+            EXPECT(same.fencing_token() == two.fencing_token());
+            EXPECT_THROWS(gpus.acquire(1, 0), ETCDLOCK_E_WOULD_BLOCK);
+            bool defined = false;
+            std::vector<etcdlock::slot_info> slots = c.inspect_pool(name, &defined);
+            EXPECT(defined && slots.size() == 3 && slots[1].state == ETCDLOCK_SLOT_HELD && slots[1].owner == "job-1");
+            two.release();
+            EXPECT(!same.is_held());
+        } // released by the destructor
+        etcdlock::pool_holding all = c.join_pool(name).acquire(3, 5000);
+        EXPECT(all.slots().size() == 3);
+        all.release();
+        EXPECT_THROWS(all.release(), ETCDLOCK_E_NOT_HELD);
+        EXPECT(gpus.add_slots({"gpu3"}) == 4 && gpus.remove_slots({"gpu0"}) == 3);
+        EXPECT_THROWS(c.pool(name, {"a", "b"}).acquire(1, 1000), ETCDLOCK_E_INVALID_ARGUMENT);
+        EXPECT_THROWS(c.pool(name, std::vector<std::string>()), ETCDLOCK_E_INVALID_ARGUMENT);
+        etcdlock::pool numbered = c.pool(base + "-ids", 4);
+        EXPECT(numbered.acquire(1, 5000).slots() == std::vector<std::string>{"0"});
+        bool defined = true;
+        EXPECT(c.inspect_pool(base + "-none", &defined).empty() && !defined);
+
+        // A semaphore's permits, two at once.
+        etcdlock::lock two = c.semaphore_acquire_count(base + "-sem", 3, 2, 10, 5000);
+        EXPECT(two.is_held());
+        EXPECT_THROWS(c.semaphore_acquire_count(base + "-sem", 3, 2, 10, 0), ETCDLOCK_E_WOULD_BLOCK);
+        EXPECT_THROWS(c.semaphore_acquire_count(base + "-sem", 3, 4, 10, 0), ETCDLOCK_E_INVALID_ARGUMENT);
+        two.release();
+
+        // A once slot's fenced writes.
+        etcdlock::once_slot slot = c.once(base + "-once", 3600000, 10);
+        EXPECT(slot);
+        slot.put(base + "-once-result", "ok");
+        std::string v;
+        EXPECT(c.get(base + "-once-result", &v) && v == "ok");
+        slot.del(base + "-once-result");
+        EXPECT(!c.get(base + "-once-result", &v));
+        slot.done();
+        EXPECT_THROWS(slot.put(base + "-once-result", "late"), ETCDLOCK_E_NOT_HELD);
+    } catch (const etcdlock::error &e) {
+        std::fprintf(stderr, "  %s\n", e.what());
+        failures++;
+    }
+}
+
 // A closed client (etcdlock_shutdown closes every client, leaving the handles allocated):
 // the registry calls throw etcdlock::error with ETCDLOCK_E_CLOSED. Shuts the library down: last.
 static void wrapper_registry_closed(const char *eps, const std::string &base) {
@@ -372,8 +433,12 @@ int main() {
     std::printf("%s - test_cpp_wrapper_tasks\n", failures > registry_failures ? "FAIL" : "ok");
     std::fflush(stdout);
     int task_failures = failures;
+    wrapper_pool(eps ? eps : "http://127.0.0.1:2379", name);
+    std::printf("%s - test_cpp_wrapper_pool\n", failures > task_failures ? "FAIL" : "ok");
+    std::fflush(stdout);
+    int pool_failures = failures;
     wrapper_registry_closed(eps ? eps : "http://127.0.0.1:2379", name);
-    std::printf("%s - test_cpp_wrapper_registry_closed_client\n", failures > task_failures ? "FAIL" : "ok");
+    std::printf("%s - test_cpp_wrapper_registry_closed_client\n", failures > pool_failures ? "FAIL" : "ok");
     EXPECT(etcdlock_shutdown(5000) == ETCDLOCK_OK);
     return failures ? 1 : 0;
 }
