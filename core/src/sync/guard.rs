@@ -42,6 +42,9 @@ pub(crate) struct Shared {
     pub lease: Lease,
     pub lost: LostFlag,
     pub released: AtomicBool,
+    /// Set while a Txn of the holder's own that deletes the key is in flight (a pool's turn
+    /// ending with its claim): the key's delete is then no loss to report.
+    pub ending: AtomicBool,
     /// Stops the monitor task, once it started (see [`Shared::mark_released`]).
     pub monitor: OnceLock<tokio::task::AbortHandle>,
     pub acquired: Instant,
@@ -78,6 +81,7 @@ impl LockGuard {
             lease,
             lost: LostFlag::new(),
             released: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
             monitor: OnceLock::new(),
             acquired: Instant::now(),
             monitored: AtomicBool::new(false),
@@ -175,6 +179,12 @@ impl LockGuard {
             None | Some(LostReason::Expired) => self.shared.lease.stop_by(),
             Some(_) => None,
         }
+    }
+
+    /// Fires once when the lease this lock is on is lost (without starting the monitor of the
+    /// key: for a hold that ends by a Txn of its own, as a pool's turn does).
+    pub(crate) fn lease_lost(&self) -> LostSignal {
+        self.shared.lease.lost()
     }
 
     /// Fires once when the lock is lost (not when it is released).
@@ -326,6 +336,11 @@ impl LockGuard {
         r
     }
 
+    /// A Txn of the caller's that deletes this key is (`true`) or is no longer (`false`) in flight.
+    pub(crate) fn set_ending(&self, on: bool) {
+        self.shared.ending.store(on, Ordering::Release);
+    }
+
     /// The hold ended by a fenced Txn of the caller's that deleted this key (a pool's claim):
     /// nothing more to send.
     pub(crate) fn ended_by_caller(&self) {
@@ -396,7 +411,7 @@ impl Shared {
     /// Marks the lock lost (the first reason sticks), and says so once.
     pub(crate) fn mark_lost(&self, reason: LostReason) {
         self.lost.set_and(reason, || {
-            if !self.released.load(Ordering::Acquire) {
+            if !self.released.load(Ordering::Acquire) && !self.ending.load(Ordering::Acquire) {
                 let held = self.acquired.elapsed();
                 tracing::warn!(target: "etcdlock", lock = %self.name(), token = self.token, reason = %reason, held_ms = held.as_millis() as u64, "lock lost: it may be held by another client now");
                 super::PerClient::of(&self.client).metrics.lost(reason, held);

@@ -114,6 +114,10 @@ async fn requests_are_served_in_order_and_two_slots_go_before_later_single_ones(
         w.await.unwrap().release().await.unwrap();
     }
     assert_eq!(order.lock().unwrap().iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![0, 1, 2]);
+    // A turn that ends with its claim is no loss; every release counts.
+    let m = c.metrics();
+    assert!(m.losses.iter().all(|(_, n)| *n == 0), "turns counted as losses: {:?}", m.losses);
+    assert_eq!(m.releases, 5, "{m:?}");
     c.close().await;
 }
 

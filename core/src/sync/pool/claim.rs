@@ -82,7 +82,12 @@ async fn claim(keys: &Keys, guard: &LockGuard, chosen: &[(&String, Avail)], valu
         }
     }
     ops.push(TxnOp::delete(guard.key().to_vec(), None));
-    match guard.fenced_response_when(when, || ops.clone(), false).await {
+    guard.set_ending(true);
+    let r = guard.fenced_response_when(when, || ops.clone(), false).await;
+    if r.is_err() {
+        guard.set_ending(false);
+    }
+    match r {
         Ok(resp) => {
             guard.ended_by_caller();
             Ok(Some(resp.header().map_or(0, |h| h.revision())))
@@ -134,7 +139,8 @@ async fn wait(
     let mut slots = hub.subscribe(spec(keys.dir("slot"), true, true));
     let mut cools = hub.subscribe(spec(keys.dir("cool"), true, true));
     let mut defs = hub.subscribe(spec(keys.spec(), false, false));
-    let (closed, lost) = (client.inner.closed.clone(), guard.lost());
+    // The lease's loss, not the turn key's: the turn ends by the claim's own delete of that key.
+    let (closed, lost) = (client.inner.closed.clone(), guard.lease_lost());
     let timed_out = || Error::new(ErrorKind::LockTimeout, format!("timed out waiting for a slot of pool {:?}", String::from_utf8_lossy(keys.name())));
     loop {
         let msg = tokio::select! {

@@ -32,6 +32,8 @@ pub(crate) struct Held {
     pub(crate) token: i64,
     pub(crate) owner: Option<String>,
     pub(crate) released: AtomicBool,
+    /// When the slots were taken (the metrics' hold time).
+    pub(crate) since: std::time::Instant,
 }
 
 impl Held {
@@ -160,7 +162,10 @@ impl PoolGuard {
         let r = h.lease.client().txn(|| Txn::new().when(h.fences()).and_then(ops.clone()), false).await;
         h.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
         match r {
-            Ok(resp) if resp.succeeded() && lost.is_none() => Ok(()),
+            Ok(resp) if resp.succeeded() && lost.is_none() => {
+                crate::sync::PerClient::of(h.lease.client()).metrics.release(h.since.elapsed(), true);
+                Ok(())
+            }
             Ok(_) => Err(Error::new(ErrorKind::NotHeld, format!("the slots were lost ({}) before release", lost.map_or("a slot key is gone".into(), |r| r.to_string())))),
             Err(e) => {
                 undo(h.lease.client(), &h.keys, &h.slots);

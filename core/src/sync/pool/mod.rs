@@ -220,6 +220,7 @@ impl Pool {
                     token,
                     owner: opts.owner.clone(),
                     released: Default::default(),
+                    since: std::time::Instant::now(),
                 });
                 if let Some(o) = &opts.owner {
                     let owners = &crate::sync::PerClient::of(&p.client).pool_owners;
