@@ -30,6 +30,7 @@ pub mod transport;
 mod client;
 mod lease;
 mod watch;
+mod cache;
 mod sync;
 
 pub use error::{Error, ErrorKind, Result};
@@ -48,6 +49,7 @@ pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};
 pub use transport::stats::HistogramSnapshot;
 pub use sync::mutex::{LockOptions, Mutex};
+pub use cache::{Cache, CacheEvent, CacheEventKind, CacheEvents};
 pub use sync::fence::{Fence, FenceKind};
 pub use sync::once::{check_once, OnceOptions, OnceSlot};
 pub use sync::pool::{check_pool, Pool, PoolAcquire, PoolGuard, PoolOptions, SlotInfo, SlotState, MAX_POOL_COUNT, MAX_POOL_SLOTS, MAX_SLOT_ID_LEN};

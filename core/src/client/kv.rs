@@ -60,3 +60,17 @@ impl Op {
         }
     }
 }
+
+/// The end of the range of every key that starts with `prefix` (etcd's rule: the prefix with
+/// its last byte below 0xff raised by one, the bytes after it dropped; all keys for "" or an
+/// all-0xff prefix).
+pub(crate) fn prefix_range_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}

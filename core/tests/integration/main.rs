@@ -13,6 +13,7 @@
 mod common;
 
 mod auth;
+mod cache;
 mod channel;
 mod close_race;
 mod discovery_history;
