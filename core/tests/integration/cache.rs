@@ -113,3 +113,39 @@ async fn after_a_compaction_while_cut_off_a_cache_reads_again_and_delivers_a_del
     assert_eq!(take(&mut events, 1).await[0].key, b"cfg/e");
     c.close().await;
 }
+
+// covers: CACHE-FAULT-001
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_follows_every_write_across_a_killed_leader() {
+    let mut etcd = Etcd::start(3);
+    let c = client_for(&etcd.endpoints()).await;
+    let cache = c.cache("jobs/").await.unwrap();
+    let mut events = cache.events();
+    let leader = etcd.leader().await;
+    let live: Vec<String> = (0..3).filter(|i| *i != leader).map(|i| etcd.members[i].endpoint()).collect();
+    let writer = client_for(&live).await;
+    let mut revs = Vec::new();
+    for i in 0..30 {
+        if i == 10 {
+            etcd.kill(leader);
+        }
+        // A write whose outcome is unknown across the election is not counted.
+        if let Ok(rev) = writer.put(format!("jobs/{}", i % 7).as_bytes(), format!("{i}").as_bytes(), None).await {
+            revs.push(rev);
+        }
+    }
+    let last = *revs.last().unwrap();
+    cache.wait_for(last, Duration::from_secs(30)).await.unwrap();
+    let mut seen = Vec::new();
+    while seen.last().map_or(true, |r| *r < last) {
+        let ev = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
+        assert_ne!(ev.kind, CacheEventKind::Resynced);
+        seen.push(ev.revision);
+    }
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "events out of order or twice: {seen:?}");
+    assert!(revs.iter().all(|r| seen.contains(r)), "an acknowledged write is missing: {revs:?} vs {seen:?}");
+    let (snap, at) = cache.snapshot();
+    assert_eq!(values(&snap), etcd_at(&live, "jobs/", at).await);
+    writer.close().await;
+    c.close().await;
+}
