@@ -100,6 +100,7 @@ full "Bench smoke" python3 bench/run.py --rounds 1 --seconds 0.2
 full "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 full "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
 full "Bench task queue smoke" cargo run --quiet --release -p etcdlock-bench --example tasks -- --tasks 100 --workers 4
+full "Bench prefix cache smoke" cargo run --quiet --release -p etcdlock-bench --example cache -- --keys 2000 --writers 4 --seconds 0.5
 full "Bench election failover smoke" cargo run --quiet --release -p etcdlock-bench --example failover -- --rounds 1 --ttl 2 --go
 full "demo" ./demo.sh --duration 20
 full "demo TLS" ./demo.sh --tls --duration 12 --no-build
