@@ -14,13 +14,16 @@ pub(crate) enum Acquirer {
 }
 
 impl Acquirer {
-    /// Checks the arguments as the core does (name, TTL, permits); sends nothing.
-    pub(crate) fn new(client: &Client, name: String, ttl_s: i64, kind: i32, permits: i64) -> Result<Acquirer> {
+    /// Checks the arguments as the core does (name, TTL, permits, a semaphore's count); sends
+    /// nothing.
+    pub(crate) fn new(client: &Client, name: String, ttl_s: i64, kind: i32, permits: i64, count: i32) -> Result<Acquirer> {
+        let invalid = |m: String| etcdlock::Error::new(etcdlock::ErrorKind::InvalidArgument, m);
         Ok(match kind {
             1 => {
-                let n = u32::try_from(permits)
-                    .map_err(|_| etcdlock::Error::new(etcdlock::ErrorKind::InvalidArgument, format!("permits must be 1 to {}, got {permits}", etcdlock::MAX_PERMITS)))?;
-                Acquirer::Semaphore(client.semaphore(name, n, ttl_s)?)
+                let n = u32::try_from(permits).map_err(|_| invalid(format!("permits must be 1 to {}, got {permits}", etcdlock::MAX_PERMITS)))?;
+                let sem = client.semaphore(name, n, ttl_s)?;
+                let k = u32::try_from(count).map_err(|_| invalid(format!("count must be 1 to the semaphore's {n} permits, got {count}")))?;
+                Acquirer::Semaphore(sem.with_count(k)?)
             }
             2 | 3 => Acquirer::Rw(client.rwlock(name, ttl_s)?, kind == 3),
             4 => Acquirer::Election(client.election(name, ttl_s)?),

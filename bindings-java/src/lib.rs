@@ -18,6 +18,7 @@ mod lease;
 mod lock;
 mod log;
 mod once;
+mod pool;
 mod registry;
 mod tasks;
 mod watch;

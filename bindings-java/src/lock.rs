@@ -17,7 +17,7 @@ pub(crate) struct GuardHandle {
     watcher: LostWatcher,
 }
 
-/// Starts acquiring the lock `name` of `kind` (0 mutex, 1 a semaphore's permit of `permits`,
+/// Starts acquiring the lock `name` of `kind` (0 mutex, 1 `count` of a semaphore's `permits`,
 /// 2 read, 3 write, 4 an election's leadership; lease TTL `ttl_s`, wait `timeout_ms`: -1
 /// forever, 0 try once) and returns at once a cancel token handle (free it with cancelFree). The outcome goes
 /// to `sink.done(long guard, String kind, String message)` exactly once, on a runtime thread:
@@ -36,6 +36,7 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
     value: JByteArray<'l>,
     kind: jint,
     permits: jlong,
+    count: jint,
     sink: JObject<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
@@ -52,7 +53,7 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
         }
         // Checks the name, the TTL's upper bound, the permits and that the client is open;
         // sends nothing.
-        let acquirer = Acquirer::new(&c.client, name, ttl_s, kind, permits)?;
+        let acquirer = Acquirer::new(&c.client, name, ttl_s, kind, permits, count)?;
         let sink = env.new_global_ref(&sink)?;
         let token = CancellationToken::new();
         let opts = LockOptions { timeout, cancel: Some(token.clone()), value };
@@ -79,7 +80,8 @@ pub extern "system" fn Java_io_etcdlock_Native_lockAcquire<'l>(
     })
 }
 
-/// Checks what `lockAcquire` would (name, TTL, permits, an open client) without sending anything.
+/// Checks what `lockAcquire` would (name, TTL, permits and count, an open client) without sending
+/// anything.
 #[no_mangle]
 pub extern "system" fn Java_io_etcdlock_Native_lockCheck<'l>(
     mut env: JNIEnv<'l>,
@@ -89,6 +91,7 @@ pub extern "system" fn Java_io_etcdlock_Native_lockCheck<'l>(
     ttl_s: jlong,
     kind: jint,
     permits: jlong,
+    count: jint,
 ) {
     entry(&mut env, (), |env| {
         let c = boundary::handle::<ClientHandle>(client, "client")?;
@@ -96,7 +99,7 @@ pub extern "system" fn Java_io_etcdlock_Native_lockCheck<'l>(
         if ttl_s <= 0 {
             return Err(invalid(format!("ttl must be a positive number of seconds, got {ttl_s}")));
         }
-        Acquirer::new(&c.client, name, ttl_s, kind, permits)?;
+        Acquirer::new(&c.client, name, ttl_s, kind, permits, count)?;
         Ok(())
     })
 }

@@ -1,11 +1,12 @@
-//! Once-per-period jobs: the period's slot a caller won (a handle) or 0, done or released.
+//! Once-per-period jobs: the period's slot a caller won (a handle) or 0, its fenced writes, done
+//! or released.
 //! Translation only.
 
 use crate::boundary::{self, entry, invalid, JResult};
 use crate::callback::LostWatcher;
 use crate::client::ClientHandle;
 use etcdlock::{Client, Error, ErrorKind, OnceOptions, OnceSlot};
-use jni::objects::{JClass, JObject, JString};
+use jni::objects::{JByteArray, JClass, JObject, JString};
 use jni::sys::{jboolean, jint, jlong, jstring};
 use jni::JNIEnv;
 use std::sync::Arc;
@@ -97,6 +98,27 @@ pub extern "system" fn Java_io_etcdlock_Native_slotOnLost<'l>(mut env: JNIEnv<'l
         }
         s.watcher.arm(s.slot.lost(), env.new_global_ref(&sink)?);
         Ok(())
+    })
+}
+
+/// Writes `value` at `key` only while the claim holds (NOT_HELD otherwise, nothing written; a key
+/// under the job's own `<name>/` is INVALID_ARGUMENT). The revision written.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_slotPut<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong, key: JByteArray<'l>, value: JByteArray<'l>) -> jlong {
+    entry(&mut env, 0, |env| {
+        let s = slot(h)?.slot.clone();
+        let (key, value) = (boundary::bytes(env, &key)?, boundary::bytes(env, &value)?);
+        boundary::block(async move { s.put(&key, &value).await })
+    })
+}
+
+/// Deletes `key` only while the claim holds. The revision of the delete.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_slotDelete<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong, key: JByteArray<'l>) -> jlong {
+    entry(&mut env, 0, |env| {
+        let s = slot(h)?.slot.clone();
+        let key = boundary::bytes(env, &key)?;
+        boundary::block(async move { s.delete(&key).await })
     })
 }
 

@@ -197,9 +197,20 @@ public final class DistributedLock implements Lock {
         return (kind == Kind.MUTEX ? "DistributedLock{" : "DistributedLock{" + kind.what + " ") + name + ", ttl=" + options.ttlSeconds + "s}";
     }
 
+    /** The same lock with other options (a semaphore's count), checked as its client checks a new one. */
+    DistributedLock with(LockOptions o) {
+        client.handle().run(c -> Native.lockCheck(c, name, o.ttlSeconds, kind.ordinal(), o.permits, o.count));
+        return new DistributedLock(client, name, o, kind);
+    }
+
+    LockOptions options() {
+        return options;
+    }
+
     NativeCall<LockGuard> start(long timeoutMs) {
         return NativeCall.start(g -> new LockGuard(new NativeHandle(g, Native::guardFree, "lock guard"), name), LockGuard::releaseQuietly,
-                call -> client.handle().with(c -> Native.lockAcquire(c, name, options.ttlSeconds, timeoutMs, options.value, kind.ordinal(), options.permits, call)),
+                call -> client.handle().with(c -> Native.lockAcquire(c, name, options.ttlSeconds, timeoutMs, options.value, kind.ordinal(), options.permits,
+                        options.count, call)),
                 "acquire");
     }
 

@@ -3,6 +3,7 @@ package io.etcdlock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -179,6 +180,63 @@ public final class EtcdLockClient implements AutoCloseable {
         Logging.refresh();
         long s = handle.with(c -> Native.onceClaim(c, name, options.everyMs, options.ttlSeconds, options.at != null, at, options.keepPeriods));
         return s == 0 ? Optional.empty() : Optional.of(new OnceSlot(new NativeHandle(s, Native::slotFree, "once slot"), name, this));
+    }
+
+    /**
+     * The pool {@code name} of named slots: an acquire gets slot ids nobody else holds, with a
+     * fencing token per slot. Sends nothing; the first acquire stores the definition if the pool
+     * has none, and fails with {@link IllegalArgumentException} if it has another.
+     *
+     * <pre>{@code
+     * Pool ids = client.pool("snowflake/workers", PoolOptions.size(1024).reuseDelay(Duration.ofSeconds(30)));
+     * try (PoolHolding worker = ids.acquire(1, Duration.ofSeconds(5))) {
+     *     int workerId = Integer.parseInt(worker.slots().get(0));
+     * }
+     * }</pre>
+     *
+     * @param name the pool's name (as a lock name; its keys are under {@code <name>/})
+     * @param options its slots, the holdings' TTL, the reuse delay
+     * @return the pool
+     * @throws IllegalArgumentException for a bad name, no slots or more than 1024, a bad or
+     *     duplicate id, or a reuse delay beyond etcd's largest TTL (nothing sent)
+     * @throws ClosedException if the client is closed
+     */
+    public Pool pool(String name, PoolOptions options) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(options, "options");
+        long p = handle.with(c -> Native.poolOpen(c, name, options.slots, options.size, options.ttlSeconds, options.reuseDelayMs));
+        Logging.refresh();
+        return new Pool(new NativeHandle(p, Native::poolFree, "pool"), name, this);
+    }
+
+    /**
+     * The pool {@code name} as another participant defined it, whatever its slots and reuse delay.
+     * Sends nothing; its acquires fail with {@link IllegalArgumentException} if nobody defined it.
+     *
+     * @param name the pool's name
+     * @param ttl the TTL of the lease holdings live on, rounded up to whole seconds
+     * @return the pool
+     * @throws IllegalArgumentException for a bad name or TTL
+     */
+    public Pool joinPool(String name, Duration ttl) {
+        Objects.requireNonNull(name, "name");
+        long ttlSeconds = LockOptions.ttl(ttl).ttlSeconds();
+        long p = handle.with(c -> Native.poolJoin(c, name, ttlSeconds));
+        Logging.refresh();
+        return new Pool(new NativeHandle(p, Native::poolFree, "pool"), name, this);
+    }
+
+    /**
+     * The slots of the pool {@code name}, read at one revision: each free, held (by whom, with
+     * which token), resting (for how long) or dead. Changes nothing.
+     *
+     * @param name the pool's name
+     * @return its slots in its order, or empty if no pool is defined there
+     */
+    public Optional<List<SlotInfo>> inspectPool(String name) {
+        Objects.requireNonNull(name, "name");
+        SlotInfo[] slots = handle.with(c -> Native.poolInspect(c, name));
+        return slots == null ? Optional.empty() : Optional.of(List.of(slots));
     }
 
     /**
@@ -389,7 +447,7 @@ public final class EtcdLockClient implements AutoCloseable {
     /** {@code name}, once the core found it (and the rest) valid for {@code kind}; sends nothing. */
     private String checked(String name, LockOptions o, DistributedLock.Kind kind) {
         Objects.requireNonNull(name, "name");
-        handle.run(c -> Native.lockCheck(c, name, o.ttlSeconds, kind.ordinal(), o.permits));
+        handle.run(c -> Native.lockCheck(c, name, o.ttlSeconds, kind.ordinal(), o.permits, o.count));
         Logging.refresh();
         return name;
     }

@@ -14,11 +14,14 @@ public final class LockOptions {
     final byte[] value;
     /** A semaphore's permits (set by {@link EtcdLockClient#semaphore}); 0 otherwise. */
     final long permits;
+    /** How many of a semaphore's permits an acquire takes (set by {@link DistributedSemaphore#withCount}). */
+    final int count;
 
-    private LockOptions(long ttlSeconds, byte[] value, long permits) {
+    private LockOptions(long ttlSeconds, byte[] value, long permits, int count) {
         this.ttlSeconds = ttlSeconds;
         this.value = value;
         this.permits = permits;
+        this.count = count;
     }
 
     /**
@@ -32,7 +35,7 @@ public final class LockOptions {
             throw new IllegalArgumentException("ttl must be positive, got " + ttl);
         }
         long s = ttl.getSeconds() + (ttl.getNano() > 0 ? 1 : 0);
-        return new LockOptions(s, new byte[0], 0);
+        return new LockOptions(s, new byte[0], 0, 1);
     }
 
     /**
@@ -41,12 +44,17 @@ public final class LockOptions {
      * @return options with this value and the same TTL
      */
     public LockOptions value(byte[] value) {
-        return new LockOptions(ttlSeconds, Objects.requireNonNull(value, "value").clone(), permits);
+        return new LockOptions(ttlSeconds, Objects.requireNonNull(value, "value").clone(), permits, count);
     }
 
     /** The same options for a semaphore of {@code n} permits. */
     LockOptions permits(long n) {
-        return new LockOptions(ttlSeconds, value, n);
+        return new LockOptions(ttlSeconds, value, n, count);
+    }
+
+    /** The same options for an acquire of {@code k} of a semaphore's permits at once. */
+    LockOptions count(int k) {
+        return new LockOptions(ttlSeconds, value, permits, k);
     }
 
     /** @return the TTL in seconds */

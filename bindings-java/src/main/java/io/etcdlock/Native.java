@@ -72,11 +72,11 @@ final class Native {
     static native void leaseFree(long lease);
 
     /** Returns a cancel token handle; the outcome goes to {@code call.done} once, later. */
-    static native long lockAcquire(long client, String name, long ttlSeconds, long timeoutMs, byte[] value, int kind, long permits,
+    static native long lockAcquire(long client, String name, long ttlSeconds, long timeoutMs, byte[] value, int kind, long permits, int count,
             NativeCall<LockGuard> call);
 
-    /** Checks what lockAcquire would (name, TTL, permits, an open client); sends nothing. */
-    static native void lockCheck(long client, String name, long ttlSeconds, int kind, long permits);
+    /** Checks what lockAcquire would (name, TTL, permits and count, an open client); sends nothing. */
+    static native void lockCheck(long client, String name, long ttlSeconds, int kind, long permits, int count);
 
     static native void cancel(long token);
 
@@ -206,4 +206,50 @@ final class Native {
 
     /** Releases the slot first if neither done nor released. */
     static native void slotFree(long slot);
+
+    /** Fenced by the claim: the revision written. */
+    static native long slotPut(long slot, byte[] key, byte[] value);
+
+    static native long slotDelete(long slot, byte[] key);
+
+    /** The pool {@code name} of {@code slots} (null: {@code size} slots "0".."size-1"); sends nothing. */
+    static native long poolOpen(long client, String name, String[] slots, int size, long ttlSeconds, long reuseDelayMs);
+
+    /** The pool {@code name} as defined in etcd; sends nothing. */
+    static native long poolJoin(long client, String name, long ttlSeconds);
+
+    static native void poolFree(long pool);
+
+    /** Starts an acquire (owner nullable); returns its cancel token, the outcome goes to {@code call}. */
+    static native long poolAcquire(long pool, int count, String owner, long timeoutMs, NativeCall<PoolHolding> call);
+
+    /** Adds ({@code add}) or removes slots: the pool's slots after. */
+    static native String[] poolChange(long pool, String[] ids, boolean add);
+
+    /** The pool's slots, or null when no pool is defined there. */
+    static native SlotInfo[] poolInspect(long client, String name);
+
+    static native String[] poolHeldSlots(long held);
+
+    static native long[] poolHeldTokens(long held);
+
+    static native long poolHeldFencingToken(long held);
+
+    static native String poolHeldOwner(long held);
+
+    static native long poolHeldLeaseId(long held);
+
+    static native boolean poolHeldIsHeld(long held);
+
+    static native String poolHeldLostReason(long held);
+
+    static native void poolHeldOnLost(long held, LostSink sink);
+
+    /** Fenced by every slot of the holding: the revision. */
+    static native long poolHeldTxn(long held, byte[][] putKeys, byte[][] putValues, byte[][] deleteKeys);
+
+    static native void poolHeldRelease(long held);
+
+    /** The last handle on a holding still held releases it first. */
+    static native void poolHeldFree(long held);
 }

@@ -1,5 +1,7 @@
 package io.etcdlock;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -10,7 +12,8 @@ import java.util.function.Consumer;
  * in the period run it. {@link #close()} marks it done unless it was done or released, so
  * {@code try (OnceSlot s = won.get()) { ... }} marks the period done at the end of the block
  * (release it in the block when the job fails). A slot nobody closed is released when it is
- * garbage collected, and so is one whose winner dies. Thread-safe.
+ * garbage collected, and so is one whose winner dies. The job's writes go through
+ * {@link #putIfHeld} / {@link #deleteIfHeld}, fenced by the claim. Thread-safe.
  */
 public final class OnceSlot implements AutoCloseable {
     private final NativeHandle handle;
@@ -77,6 +80,54 @@ public final class OnceSlot implements AutoCloseable {
         } catch (ClosedException e) {
             throw notHeld();
         }
+    }
+
+    /**
+     * Writes {@code value} at {@code key} only while the claim holds: etcd checks it in the same
+     * transaction as the write, so a winner that was cut off, and whose period another trigger
+     * took over, writes nothing.
+     *
+     * @param key the key (not under the job's own {@code <name>/} prefix)
+     * @param value the value
+     * @return the revision of the write
+     * @throws NotHeldException if the claim was lost, or the slot done or released; nothing is written
+     * @throws IllegalArgumentException for an empty key or one under the job's own prefix
+     */
+    public long putIfHeld(String key, byte[] value) {
+        byte[] k = key(key);
+        Objects.requireNonNull(value, "value");
+        return write(s -> Native.slotPut(s, k, value));
+    }
+
+    /**
+     * Deletes {@code key} only while the claim holds.
+     *
+     * @param key the key (not under the job's own {@code <name>/} prefix)
+     * @return the revision of the delete
+     * @throws NotHeldException if the claim was lost, or the slot done or released; nothing is deleted
+     */
+    public long deleteIfHeld(String key) {
+        byte[] k = key(key);
+        return write(s -> Native.slotDelete(s, k));
+    }
+
+    private long write(NativeHandle.Call<Long> call) {
+        try {
+            return handle.with(call);
+        } catch (ClosedException e) {
+            if (client.isClosed()) {
+                throw e;
+            }
+            throw notHeld();
+        }
+    }
+
+    private static byte[] key(String key) {
+        Objects.requireNonNull(key, "key");
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("a key must not be empty");
+        }
+        return key.getBytes(StandardCharsets.UTF_8);
     }
 
     /**

@@ -110,6 +110,38 @@ class OnceTest {
         }
     }
 
+    // covers: ONCE-FENCE-001
+    @Test
+    void aSlotFencesTheJobsWritesAndALostWinnerWritesNothing() throws Exception {
+        String name = Etcd.uniqueName("once-fence");
+        String result = name + "-result";
+        OnceOptions o = OnceOptions.every(HOUR).ttl(Duration.ofSeconds(2)).at(Instant.now());
+        try (EtcdLockClient c = Etcd.client(); EtcdLockClient other = Etcd.client()) {
+            OnceSlot first = c.once(name, o).orElseThrow();
+            assertTrue(first.putIfHeld(result, Etcd.bytes("first")) > first.fencingToken());
+            String own = name + "/done/" + first.slot();
+            assertThrows(IllegalArgumentException.class, () -> first.putIfHeld(own, Etcd.bytes("done")), "a job wrote its own done mark");
+            assertThrows(IllegalArgumentException.class, () -> first.deleteIfHeld(own));
+            assertThrows(IllegalArgumentException.class, () -> first.putIfHeld("", Etcd.bytes("x")));
+            assertThrows(NullPointerException.class, () -> first.putIfHeld(result, null));
+            assertEquals(List.of(), Etcd.keysUnder(own));
+            // The winner's lease revoked: the next trigger wins, and the lost winner writes nothing.
+            Etcd.etcdctl("lease", "revoke", Long.toHexString(leaseUnder(name + "/slot/")));
+            OnceSlot second = other.once(name, o).orElseThrow(() -> new AssertionError("the lost winner's job did not run again"));
+            second.putIfHeld(result, Etcd.bytes("second"));
+            assertThrows(NotHeldException.class, () -> first.putIfHeld(result, Etcd.bytes("late")));
+            assertThrows(NotHeldException.class, () -> first.deleteIfHeld(result));
+            assertEquals("second", Etcd.text(c.get(result).orElseThrow()));
+            assertTrue(second.deleteIfHeld(result) > second.fencingToken());
+            assertEquals(Optional.empty(), c.get(result));
+            second.done();
+            assertThrows(NotHeldException.class, () -> second.putIfHeld(result, Etcd.bytes("after")));
+            second.close();
+            assertThrows(NotHeldException.class, () -> second.putIfHeld(result, Etcd.bytes("closed")));
+            assertThrows(LockLostException.class, first::close);
+        }
+    }
+
     // covers: ONCE-INPUT-001
     @Test
     void badOptionsAreRejectedWithNothingWritten() {

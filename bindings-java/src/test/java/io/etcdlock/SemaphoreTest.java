@@ -185,4 +185,77 @@ class SemaphoreTest {
             assertEquals(keys, Etcd.keysUnder(name + "/"));
         }
     }
+
+    // covers: SEM-COUNT-001
+    @Test
+    void aRequestForTwoPermitsWaitsForTwoAndGoesBeforeLaterSingleOnes() throws Exception {
+        String name = Etcd.uniqueName("sem-count");
+        DistributedSemaphore single = client.semaphore(name, 3, TTL);
+        DistributedSemaphore doubled = single.withCount(2);
+        assertEquals(2, doubled.count());
+        assertEquals(1, single.count());
+        assertEquals(3, doubled.permits());
+        LockGuard a = single.acquire(WAIT), b = single.acquire(WAIT);
+        // One permit is free: the request for two waits at the head ...
+        CompletableFuture<LockGuard> waiting = doubled.acquireAsync(WAIT);
+        assertTrue(Etcd.eventually(Duration.ofSeconds(5), () -> Etcd.keysUnder(name + "/").size() == 3));
+        // ... and a later request for one waits behind it, though one permit is free.
+        assertThrows(LockTimeoutException.class, () -> single.acquire(Duration.ofMillis(600)), "a single request passed the waiting double one");
+        assertFalse(waiting.isDone());
+        a.close();
+        try (LockGuard two = waiting.get(5, TimeUnit.SECONDS)) {
+            assertTrue(two.fencingToken() > b.fencingToken());
+            // Two of three held by it and one by b: nothing is free.
+            assertEquals(java.util.Optional.empty(), single.tryAcquire());
+            LockState state = client.inspect(name);
+            assertEquals(2, state.holders().size());
+            assertEquals("permits=3,count=2", state.holders().get(1).mode());
+        }
+        try (LockGuard c = single.acquire(WAIT)) {
+            assertTrue(c.isHeld());
+        }
+        b.close();
+        // None, or more than N, is refused before anything is sent.
+        for (int count : new int[] {0, 4, -1}) {
+            assertThrows(IllegalArgumentException.class, () -> single.withCount(count), "count " + count);
+        }
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
+
+    // covers: SEM-COUNT-002
+    @Test
+    void mixedCountsNeverTakeMoreThanNPermits() throws Exception {
+        String name = Etcd.uniqueName("sem-count-mix");
+        AtomicInteger used = new AtomicInteger(), most = new AtomicInteger();
+        ExecutorService workers = Executors.newFixedThreadPool(6);
+        List<EtcdLockClient> clients = new ArrayList<>();
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                EtcdLockClient c = Etcd.client();
+                clients.add(c);
+                int count = 1 + i % 3;
+                done.add(workers.submit(() -> {
+                    DistributedSemaphore sem = c.semaphore(name, 4, TTL).withCount(count);
+                    for (int round = 0; round < 3; round++) {
+                        try (LockGuard g = sem.acquire(Duration.ofSeconds(30))) {
+                            assertTrue(g.fencingToken() > 0);
+                            most.accumulateAndGet(used.addAndGet(count), Math::max);
+                            Thread.sleep(10);
+                            used.addAndGet(-count);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(50, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+            clients.forEach(EtcdLockClient::close);
+        }
+        assertTrue(most.get() <= 4, most.get() + " permits taken at once");
+        assertEquals(List.of(), Etcd.keysUnder(name + "/"));
+    }
 }
