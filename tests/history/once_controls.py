@@ -24,11 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,8 +32,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import control_modes  # noqa: E402
-import etcd_harness  # noqa: E402
-import etcd_history  # noqa: E402
 import history  # noqa: E402
 import once_check  # noqa: E402
 from once_worker import slot_now  # noqa: E402
@@ -61,74 +55,39 @@ def winner_of(paths: list[str], slot: int, limit_s: float):
 
 
 def run(mode: str, log) -> tuple[list, str, bool]:
-    tmp = tempfile.mkdtemp(prefix=f"etcdlock-oncectl-{mode}-")
-    procs: list[subprocess.Popen] = []
-    try:
-        with etcd_harness.Cluster(1) as c:
-            watcher = etcd_history.LiveWatcher(c.endpoints_str, [NAME + "/", RESULTS]).start()
-            # Start 1.5 s before the next period: periods `first` and `first + 1` are then seen
-            # whole, and triggers stop 1 s before the second one ends. (Period n is the time
-            # nearest the boundary n * EVERY: from (n - 0.5) * EVERY to (n + 0.5) * EVERY.)
-            while (slot_now(EVERY) + 0.5) * EVERY - time.time() > 1.5:
-                time.sleep(0.05)
-            first = slot_now(EVERY) + 1
-            until = (first + 1.5) * EVERY - 1.0
-            paths: list[str] = []
+    with control_modes.Run("once", mode, [NAME + "/", RESULTS]) as r:
+        # Start 1.5 s before the next period: periods `first` and `first + 1` are then seen
+        # whole, and triggers stop 1 s before the second one ends. (Period n is the time
+        # nearest the boundary n * EVERY: from (n - 0.5) * EVERY to (n + 0.5) * EVERY.)
+        while (slot_now(EVERY) + 0.5) * EVERY - time.time() > 1.5:
+            time.sleep(0.05)
+        first = slot_now(EVERY) + 1
+        until = (first + 1.5) * EVERY - 1.0
 
-            def trigger(name: str) -> subprocess.Popen:
-                path = os.path.join(tmp, f"{name}.jsonl")
-                paths.append(path)
-                cmd = [sys.executable, os.path.join(HERE, "once_worker.py"), "--endpoints", c.endpoints_str,
-                       "--name", NAME, "--results", RESULTS, "--history", path, "--process", name, "--mode", mode,
-                       "--every", str(EVERY), "--until", str(until), "--ttl", str(TTL), "--work-ms", "600"]
-                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(tmp, f"{name}.err"), "w"))
-                procs.append(p)
-                return p
+        def trigger(name: str) -> None:
+            r.spawn(name, "once_worker.py", ["--name", NAME, "--results", RESULTS, "--mode", mode, "--every", str(EVERY),
+                                             "--until", str(until), "--ttl", str(TTL), "--work-ms", "600"])
 
-            try:
-                for i in range(3):
-                    trigger(f"w{i}")
-                nem = history.Recorder(os.path.join(tmp, "nemesis.jsonl"), "nemesis")
-                killed = paused = False
-                h = winner_of(paths, first, EVERY + 2)
-                if h:
-                    os.kill(h[1], signal.SIGKILL)
-                    nem.event("kill", target=h[0], pid=h[1])
-                    killed = True
-                    trigger("w3")
-                    log(f"    nemesis: killed {h[0]}, the winner of period {first}")
-                h = winner_of(paths, first + 1, EVERY + 2)
-                if h:
-                    os.kill(h[1], signal.SIGSTOP)
-                    nem.event("pause", target=h[0], pid=h[1])
-                    time.sleep(TTL + 1.5)
-                    os.kill(h[1], signal.SIGCONT)
-                    nem.event("resume", target=h[0], pid=h[1])
-                    paused = True
-                    log(f"    nemesis: paused {h[0]}, the winner of period {first + 1}, for {TTL + 1.5:.1f} s")
-                for p in procs:
-                    try:
-                        p.wait(timeout=max(5.0, until - time.time() + 10))
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait(5)
-                        log(f"    a trigger (pid {p.pid}) did not finish in time: killed")
-                hist = watcher.finish(settle_s=TTL + 1, timeout=30)
-            finally:
-                watcher.stop()
-                for p in procs:
-                    if p.poll() is None:
-                        os.kill(p.pid, signal.SIGCONT)
-                        p.kill()
-                        p.wait(5)
-        records = history.load(paths + [os.path.join(tmp, "nemesis.jsonl")])
-        results = once_check.check(records, hist, NAME, RESULTS, range(first, first + 2))
-        wins = sum(1 for r in records if r["op"] == "trigger" and r["phase"] == "ok" and r.get("token"))
-        triggers = sum(1 for r in records if r["op"] == "trigger" and r["phase"] == "ok")
-        return results, f"{triggers} triggers, {wins} won, periods {first}-{first + 1}, {len(hist['events'])} etcd events", killed and paused
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for i in range(3):
+            trigger(f"w{i}")
+        killed = paused = False
+        h = winner_of(r.paths, first, EVERY + 2)
+        if h:
+            control_modes.kill(r, h)
+            killed = True
+            trigger("w3")
+            log(f"    nemesis: killed {h[0]}, the winner of period {first}")
+        h = winner_of(r.paths, first + 1, EVERY + 2)
+        if h:
+            control_modes.pause(r, h, TTL + 1.5)
+            paused = True
+            log(f"    nemesis: paused {h[0]}, the winner of period {first + 1}, for {TTL + 1.5:.1f} s")
+        hist = r.finish(until - time.time() + 10, TTL + 1, log)
+        records = r.records()
+    results = once_check.check(records, hist, NAME, RESULTS, range(first, first + 2))
+    wins = sum(1 for x in records if x["op"] == "trigger" and x["phase"] == "ok" and x.get("token"))
+    triggers = sum(1 for x in records if x["op"] == "trigger" and x["phase"] == "ok")
+    return results, f"{triggers} triggers, {wins} won, periods {first}-{first + 1}, {len(hist['events'])} etcd events", killed and paused
 
 
 def main(argv=None) -> int:

@@ -23,11 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,8 +31,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import control_modes  # noqa: E402
-import etcd_harness  # noqa: E402
-import etcd_history  # noqa: E402
 import history  # noqa: E402
 import pool_check  # noqa: E402
 
@@ -62,67 +56,33 @@ def fresh_holder(paths: list[str], other_than: str | None, limit_s: float):
 
 
 def run(mode: str, log) -> tuple[list, str, bool]:
-    tmp = tempfile.mkdtemp(prefix=f"etcdlock-poolctl-{mode}-")
-    procs: list[subprocess.Popen] = []
-    try:
-        with etcd_harness.Cluster(1) as c:
-            watcher = etcd_history.LiveWatcher(c.endpoints_str, [POOL + "/", RESULTS]).start()
-            until = time.time() + RUN_S
-            paths: list[str] = []
+    with control_modes.Run("pool", mode, [POOL + "/", RESULTS]) as r:
+        until = time.time() + RUN_S
 
-            def holder(name: str, m: str = "correct") -> subprocess.Popen:
-                path = os.path.join(tmp, f"{name}.jsonl")
-                paths.append(path)
-                cmd = [sys.executable, os.path.join(HERE, "pool_worker.py"), "--endpoints", c.endpoints_str, "--pool", POOL,
-                       "--slots", SLOTS, "--results", RESULTS, "--history", path, "--process", name, "--mode", m,
-                       "--until", str(until), "--ttl", str(TTL), "--reuse-delay", str(REUSE)]
-                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(tmp, f"{name}.err"), "w"))
-                procs.append(p)
-                return p
+        def holder(name: str, m: str) -> None:
+            r.spawn(name, "pool_worker.py", ["--pool", POOL, "--slots", SLOTS, "--results", RESULTS, "--mode", m,
+                                             "--until", str(until), "--ttl", str(TTL), "--reuse-delay", str(REUSE)])
 
-            try:
-                for i in range(5):
-                    holder(f"w{i}", "barge" if mode == "barge" and i == 0 else ("correct" if mode == "barge" else mode))
-                nem = history.Recorder(os.path.join(tmp, "nemesis.jsonl"), "nemesis")
-                paused = killed = False
-                h = fresh_holder(paths, None, 6.0)
-                if h:
-                    os.kill(h[1], signal.SIGSTOP)
-                    nem.event("pause", target=h[0], pid=h[1])
-                    time.sleep(TTL + 1.5)
-                    os.kill(h[1], signal.SIGCONT)
-                    nem.event("resume", target=h[0], pid=h[1])
-                    paused = True
-                    log(f"    nemesis: paused {h[0]} for {TTL + 1.5:.1f} s")
-                h = fresh_holder(paths, h[0] if h else None, 4.0)
-                if h:
-                    os.kill(h[1], signal.SIGKILL)
-                    nem.event("kill", target=h[0], pid=h[1])
-                    killed = True
-                    holder("w5", "correct" if mode == "barge" else mode)
-                    log(f"    nemesis: killed {h[0]} holding a slot")
-                for p in procs:
-                    try:
-                        p.wait(timeout=max(5.0, until - time.time() + 15))
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait(5)
-                        log(f"    a holder (pid {p.pid}) did not finish in time: killed")
-                hist = watcher.finish(settle_s=TTL + REUSE + 1, timeout=30)
-            finally:
-                watcher.stop()
-                for p in procs:
-                    if p.poll() is None:
-                        os.kill(p.pid, signal.SIGCONT)
-                        p.kill()
-                        p.wait(5)
-        records = history.load(paths + [os.path.join(tmp, "nemesis.jsonl")])
-        results = pool_check.check(hist, POOL, RESULTS, REUSE)
-        takes = sum(1 for r in records if r["op"] == "acquire" and r["phase"] == "ok")
-        return results, f"{takes} slots taken, {len(hist['events'])} etcd events", paused and killed
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        plain = "correct" if mode == "barge" else mode  # barge: one broken worker among correct ones
+        for i in range(5):
+            holder(f"w{i}", "barge" if mode == "barge" and i == 0 else plain)
+        paused = killed = False
+        h = fresh_holder(r.paths, None, 6.0)
+        if h:
+            control_modes.pause(r, h, TTL + 1.5)
+            paused = True
+            log(f"    nemesis: paused {h[0]} for {TTL + 1.5:.1f} s")
+        h = fresh_holder(r.paths, h[0] if h else None, 4.0)
+        if h:
+            control_modes.kill(r, h)
+            killed = True
+            holder("w5", plain)
+            log(f"    nemesis: killed {h[0]} holding a slot")
+        hist = r.finish(until - time.time() + 15, TTL + REUSE + 1, log)
+        records = r.records()
+    results = pool_check.check(hist, POOL, RESULTS, REUSE)
+    takes = sum(1 for x in records if x["op"] == "acquire" and x["phase"] == "ok")
+    return results, f"{takes} slots taken, {len(hist['events'])} etcd events", paused and killed
 
 
 def main(argv=None) -> int:

@@ -24,11 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,8 +32,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import control_modes  # noqa: E402
-import etcd_harness  # noqa: E402
-import etcd_history  # noqa: E402
 import history  # noqa: E402
 import queue_check  # noqa: E402
 
@@ -73,68 +67,32 @@ def wait_claimer(paths, limit_s=5.0, other_than=None):
 
 
 def run(mode: str, log) -> tuple[list[queue_check.Result], str, bool]:
-    tmp = tempfile.mkdtemp(prefix=f"etcdlock-qctl-{mode}-")
-    procs: list[subprocess.Popen] = []
-    try:
-        with etcd_harness.Cluster(1) as c:
-            watcher = etcd_history.LiveWatcher(c.endpoints_str, [QUEUE + "/", RESULTS]).start()
-            paths: list[str] = []
+    with control_modes.Run("queue", mode, [QUEUE + "/", RESULTS]) as r:
+        def worker(name: str, extra=()):
+            return r.spawn(name, "queue_worker.py", ["--queue", QUEUE, "--results", RESULTS,
+                                                     "--mode", "correct" if mode == "barge" else mode, "--ttl", str(TTL), *extra])
 
-            def worker(name: str, extra=()) -> subprocess.Popen:
-                path = os.path.join(tmp, f"{name}.jsonl")
-                paths.append(path)
-                cmd = [sys.executable, os.path.join(HERE, "queue_worker.py"), "--endpoints", c.endpoints_str,
-                       "--queue", QUEUE, "--results", RESULTS, "--history", path, "--process", name,
-                       "--mode", "correct" if mode == "barge" else mode, "--ttl", str(TTL), *extra]
-                p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(tmp, f"{name}.err"), "w"))
-                procs.append(p)
-                return p
-
-            try:
-                worker("producer", ["--produce", "24"]).wait(30)
-                for i in range(3):
-                    worker(f"w{i}", ["--mode", "barge"] if mode == "barge" and i == 0 else [])
-                nem = history.Recorder(os.path.join(tmp, "nemesis.jsonl"), "nemesis")
-                paused = killed = False
-                h = wait_claimer(paths)
-                if h:
-                    os.kill(h[1], signal.SIGSTOP)
-                    nem.event("pause", target=h[0], pid=h[1])
-                    time.sleep(TTL + 1.5)
-                    os.kill(h[1], signal.SIGCONT)
-                    nem.event("resume", target=h[0], pid=h[1])
-                    paused = True
-                    log(f"    nemesis: paused {h[0]} for {TTL + 1.5:.1f} s")
-                h = wait_claimer(paths, other_than=h[0] if h else None)
-                if h:
-                    os.kill(h[1], signal.SIGKILL)
-                    nem.event("kill", target=h[0], pid=h[1])
-                    killed = True
-                    worker("w3")
-                    log(f"    nemesis: killed {h[0]} mid-task")
-                for p in procs:
-                    try:
-                        p.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
-                        p.wait(5)
-                        log(f"    a worker (pid {p.pid}) did not finish in time: killed")
-                hist = watcher.finish(settle_s=TTL + 1, timeout=30)
-            finally:
-                watcher.stop()
-                for p in procs:
-                    if p.poll() is None:
-                        os.kill(p.pid, signal.SIGCONT)
-                        p.kill()
-                        p.wait(5)
-        records = history.load(paths + [os.path.join(tmp, "nemesis.jsonl")])
-        results = queue_check.check(records, hist, QUEUE, RESULTS)
-        claims = sum(1 for r in records if r["op"] == "claim" and r["phase"] == "ok")
-        acks = sum(1 for r in records if r["op"] == "ack" and r["phase"] == "ok")
-        return results, f"{claims} claims, {acks} acks ok, {len(hist['events'])} etcd events", paused and killed
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        worker("producer", ["--produce", "24"]).wait(30)
+        for i in range(3):
+            worker(f"w{i}", ["--mode", "barge"] if mode == "barge" and i == 0 else [])
+        paused = killed = False
+        h = wait_claimer(r.paths)
+        if h:
+            control_modes.pause(r, h, TTL + 1.5)
+            paused = True
+            log(f"    nemesis: paused {h[0]} for {TTL + 1.5:.1f} s")
+        h = wait_claimer(r.paths, other_than=h[0] if h else None)
+        if h:
+            control_modes.kill(r, h)
+            killed = True
+            worker("w3")
+            log(f"    nemesis: killed {h[0]} mid-task")
+        hist = r.finish(60, TTL + 1, log)
+        records = r.records()
+    results = queue_check.check(records, hist, QUEUE, RESULTS)
+    claims = sum(1 for x in records if x["op"] == "claim" and x["phase"] == "ok")
+    acks = sum(1 for x in records if x["op"] == "ack" and x["phase"] == "ok")
+    return results, f"{claims} claims, {acks} acks ok, {len(hist['events'])} etcd events", paused and killed
 
 
 def main(argv=None) -> int:
