@@ -5,7 +5,7 @@ between them, so that the machine's drift hits what is compared alike. Each row'
 median over rounds of ratios within a round (windows seconds apart), not ratios of medians.
 
     python3 bench/run.py [--seconds 1] [--rounds 9] [--langs rust,python,node,c,go,java,jetcd]
-                         [--workloads lock,queue] [--no-build]
+                         [--workloads lock,queue,contended] [--no-build]
 
 "go" is etcd's own Go client and its concurrency.Mutex (bench/go), the reference client most
 teams would otherwise use: every lock row gets its ratio to it (x Go). Every row also gets the
@@ -16,6 +16,12 @@ workers, each a client of its own, on a queue of their own per window; the produ
 payloads while fewer than 2 x N items are unacked, the workers claim and ack: tasks acked per
 second, and CPU per task. Go's is etcd's recipe.Queue (Enqueue; Dequeue deletes the item: no
 claim, no ack), which every queue row gets its ratio to (x Go); jetcd has no queue.
+The "semaphore contended (16 clients, 4 permits)" and "pool contended (16 clients, 4 slots)" rows
+(bench/src/recipes.rs) are 16 clients, each a connection of its own, cycling acquire/release on
+one semaphore of 4 permits, or on one slot of one pool of 4 slots, a name of their own per
+window: cycles/s and Jain's index. Go's concurrency package has neither, nor has jetcd: these
+rows have no x Go, only x Rust core, and a last table gives each language's pool / semaphore
+ratio within a round.
 --workloads keeps the workloads whose name contains one of its comma-separated parts.
 
 "java" is the Java binding (bindings-java's jar) and "jetcd" jetcd's own Lock and Lease clients,
@@ -91,9 +97,14 @@ def commands(lang, endpoints, seconds=1.0):
 
 
 WORKLOADS = ["lock uncontended", "lock many (64 tasks)", "lock contended (4 clients)", "lock contended (16 clients)",
-             "queue (4 workers)", "queue (16 workers)"]
+             "queue (4 workers)", "queue (16 workers)",
+             "semaphore contended (16 clients, 4 permits)", "pool contended (16 clients, 4 slots)"]
 # The task queue's rows: no raw loop beside them, and no jetcd (it has no queue).
 QUEUE = {"queue (4 workers)", "queue (16 workers)"}
+# The semaphore's and the pool's rows (#56): no raw loop beside them, and neither Go (its
+# concurrency package has no semaphore and no pool) nor jetcd: the Rust core is their reference.
+SEMAPHORE, POOL = "semaphore contended (16 clients, 4 permits)", "pool contended (16 clients, 4 slots)"
+RECIPES = {SEMAPHORE, POOL}
 RAW = {"lock uncontended": "raw uncontended", "lock many (64 tasks)": "raw many (64 tasks)"}
 # The raw loop over the leaner channel etcdlock's KV requests take (RAW is over etcd-client's own).
 RAW_H2 = {w: f"{raw} over etcdlock's channel" for w, raw in RAW.items()}
@@ -194,7 +205,8 @@ def main():
 
 def runs(workload, langs):
     """The languages among `langs` that have `workload`."""
-    return [l for l in langs if not (workload in QUEUE and l == "jetcd")]
+    return [l for l in langs if not (workload in QUEUE and l == "jetcd")
+            and not (workload in RECIPES and l in ("go", "jetcd"))]
 
 
 def target(label, workload):
@@ -254,13 +266,21 @@ def print_table(rounds, langs, workloads):
             jain = [j for j in col(w, lang, "jain") if j is not None]
             print(f"| {w} | {lang} | {median(col(w, lang, 'cycles_per_sec')):.0f} | "
                   f"{ratio((w, lang), (w, 'go')) if go else '-'} | {ratio((w, lang), (w, 'rust'))} | "
-                  f"{'-' if w in QUEUE else ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
+                  f"{'-' if w in QUEUE or w in RECIPES else ratio((w, lang), (w if w in RAW else WORKLOADS[0], 'raw'))} | "
                   f"{fmt(median(col(w, lang, 'cpu_us_per_cycle')), '.0f')} | "
                   f"{ratio((w, lang), (w, 'go'), 'cpu_us_per_cycle') if go else '-'} | "
                   f"{fmt(median(col(w, lang, 'handoff_p50_ms')), '.2f', ' ms')} | "
                   f"{fmt(diff(w, lang, 'rust', 'handoff_p50_ms'), '+.2f', ' ms')} | "
                   f"{fmt(median(col(w, lang, 'handoff_p99_ms')), '.2f', ' ms')} | {fmt(min(jain) if jain else None, '.3f')} |"
                   + (f" {ratio((w, lang), (w, 'jetcd'))} | {ratio((w, lang), (w, 'jetcd'), 'cpu_us_per_cycle')} |" if jetcd else ""))
+    if SEMAPHORE in workloads and POOL in workloads:
+        # The issue's question (#56): what a pool's slot costs next to a semaphore's permit, in
+        # each language, from the same round's two windows.
+        both = [l for l in runs(POOL, langs) if l in runs(SEMAPHORE, langs)]
+        print("\n| pool / semaphore (16 clients, 4 slots / 4 permits), same round | " + " | ".join(both) + " |")
+        print("|---|" + "---|" * len(both))
+        print("| cycles/s | " + " | ".join(ratio((POOL, l), (SEMAPHORE, l)) for l in both) + " |")
+        print("| CPU us/cycle | " + " | ".join(ratio((POOL, l), (SEMAPHORE, l), "cpu_us_per_cycle") for l in both) + " |")
     print("\n(x Go: against the same round's window of etcd's Go concurrency.Mutex (bench/go), the same workload;"
           "\n x jetcd: likewise against jetcd's Lock client (bench/java, --impl jetcd); java: our Java binding,"
           "\n its 64 'tasks' are 64 platform threads blocked in acquire(); java async: 64 chains of"
@@ -276,7 +296,9 @@ def print_table(rounds, langs, workloads):
           "\n channel, the most any lock with its guarantees reaches;"
           "\n queue (N workers): 1 producer, N workers, each a client of its own (bench/src/queue.rs):"
           "\n cycles/s is tasks acked per second, CPU us/cycle per task (producer included); go there is"
-          "\n etcd's recipe.Queue (no claim, no ack: Dequeue deletes the item))")
+          "\n etcd's recipe.Queue (no claim, no ack: Dequeue deletes the item);"
+          "\n semaphore / pool contended: 16 clients, each a connection of its own, acquire then release"
+          "\n one of 4 permits / one slot of a pool of 4 (bench/src/recipes.rs); Go and jetcd have neither)")
 
 
 if __name__ == "__main__":

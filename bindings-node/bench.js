@@ -6,7 +6,9 @@
 // the same definitions: cycles/s of lock+release on one client (1 loop, then 64 concurrent
 // loops each on its own name) and N clients contending for one name (handoff = next holder's
 // acquire resolution minus the previous holder's release start; p50/p99; Jain's index); and the
-// task queue's (bench/src/queue.rs): one producer and N workers, tasks acked per second.
+// task queue's (bench/src/queue.rs): one producer and N workers, tasks acked per second; and the
+// semaphore's and the pool's (bench/src/recipes.rs): N clients cycling acquire/release on one
+// semaphore of P permits, or on one slot of a pool of S slots (cycles/s, Jain's index).
 // Rounds interleave the workloads; each prints its median round as one JSON line shaped like
 // Report::json with "lang":"node". Without --endpoints (or ETCDLOCK_ENDPOINTS) it starts a
 // throwaway etcd with tests/etcd_harness.py. With --serve it runs one workload per stdin line
@@ -187,6 +189,53 @@ async function queue(endpoints, workers, seconds) {
   return simple(`queue (${workers} workers)`, { total: acked, cpu }, seconds);
 }
 
+/**
+ * `clients` clients, each a connection of its own, cycling acquire/release on one semaphore of
+ * `size` permits (kind 'semaphore') or on one slot of a pool of `size` slots (kind 'pool'), on a
+ * name of its own (bench/src/recipes.rs): cycles/s over all of them, Jain's index of the counts.
+ */
+async function recipeContended(endpoints, kind, clients, size, seconds) {
+  const name = unique(kind);
+  const conns = [];
+  for (let i = 0; i < clients; i++) conns.push(await Client.connect({ endpoints }));
+  const cpu0 = processCpu();
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  const counts = await Promise.all(
+    conns.map(async (c) => {
+      let n = 0;
+      if (kind === 'pool') {
+        const pool = c.pool(name, { size, ttl: 30 });
+        while (performance.now() < deadline) {
+          const held = await pool.acquire({ count: 1 });
+          await held.release();
+          n++;
+        }
+      } else {
+        while (performance.now() < deadline) {
+          const permit = await c.semaphore(name, { permits: size, ttl: 30 });
+          await permit.release();
+          n++;
+        }
+      }
+      return n;
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  const sum = counts.reduce((a, b) => a + b, 0);
+  const cpu = perCycle(cpu0, sum);
+  await Promise.all(conns.map((c) => c.close()));
+  const sq = counts.reduce((a, b) => a + b * b, 0);
+  return {
+    name: kind === 'pool' ? `pool contended (${clients} clients, ${size} slots)` : `semaphore contended (${clients} clients, ${size} permits)`,
+    cyclesPerSec: sum / elapsed,
+    p50: null,
+    p99: null,
+    jain: sq > 0 ? (sum * sum) / (counts.length * sq) : null,
+    cpu,
+  };
+}
+
 const WORKLOADS = [
   { name: 'lock uncontended', run: async (ep, s) => simple('lock uncontended', await lockMany(ep, 1, s), s) },
   { name: 'lock many (64 tasks)', run: async (ep, s) => simple('lock many (64 tasks)', await lockMany(ep, 64, s), s) },
@@ -194,6 +243,8 @@ const WORKLOADS = [
   { name: 'lock contended (16 clients)', run: (ep, s) => contended(ep, 16, s) },
   { name: 'queue (4 workers)', run: (ep, s) => queue(ep, 4, s) },
   { name: 'queue (16 workers)', run: (ep, s) => queue(ep, 16, s) },
+  { name: 'semaphore contended (16 clients, 4 permits)', run: (ep, s) => recipeContended(ep, 'semaphore', 16, 4, s) },
+  { name: 'pool contended (16 clients, 4 slots)', run: (ep, s) => recipeContended(ep, 'pool', 16, 4, s) },
 ];
 
 function simple(name, { total, cpu }, seconds) {

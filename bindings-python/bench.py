@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The Rust benchmark's lock and task queue workloads (bench/src/workloads.rs, bench/src/queue.rs),
-through the Python package.
+"""The Rust benchmark's lock, task queue, semaphore and pool workloads (bench/src/workloads.rs,
+bench/src/queue.rs, bench/src/recipes.rs), through the Python package.
 
     python3 bench.py --endpoints URLS [--seconds S] [--rounds R] [--serve]
 
@@ -231,6 +231,53 @@ def queue(endpoints: str, workers: int, dur: float) -> Report:
     return Report(f"queue ({workers} workers)", acked / dur, cpu=cpu)
 
 
+def recipe_contended(endpoints: str, kind: str, clients: int, size: int, dur: float) -> Report:
+    """`clients` threads, each a blocking Client of its own, cycling acquire/release on one
+    semaphore of `size` permits or one slot of a pool of `size` slots, on a name of its own
+    (bench/src/recipes.rs): cycles/s over all of them and Jain's index of their counts."""
+    name = unique(kind)
+    conns = [etcdlock.Client(endpoints) for _ in range(clients)]  # one connection per contender
+    counts = [0] * clients
+    failed: List[BaseException] = []
+    cpu0 = process_cpu()
+    start = time.monotonic()
+    deadline = start + dur
+
+    def worker(i: int) -> None:
+        try:
+            n = 0
+            if kind == "pool":
+                pool = conns[i].pool(name, size=size, ttl=30)
+                while time.monotonic() < deadline:
+                    pool.acquire(count=1).release()
+                    n += 1
+            else:
+                sem = conns[i].semaphore(name, permits=size, ttl=30)
+                while time.monotonic() < deadline:
+                    sem.acquire()
+                    sem.release()
+                    n += 1
+            counts[i] = n
+        except BaseException as e:  # noqa: BLE001 (reported by the main thread)
+            failed.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    if failed:
+        raise failed[0]
+    cpu = per_cycle(cpu0, sum(counts))
+    for c in conns:
+        c.close()
+    total, sq = float(sum(counts)), float(sum(c * c for c in counts))
+    label = (f"pool contended ({clients} clients, {size} slots)" if kind == "pool"
+             else f"semaphore contended ({clients} clients, {size} permits)")
+    return Report(label, total / elapsed, jain=total * total / (len(counts) * sq) if sq else None, cpu=cpu)
+
+
 def many_report(name: str, cycles: int, cpu: Optional[float], dur: float) -> Report:
     return Report(name, cycles / dur, cpu=cpu)
 
@@ -259,6 +306,8 @@ def main() -> None:
         "lock contended (16 clients)": lambda s: lock_contended(a.endpoints, 16, s),
         "queue (4 workers)": lambda s: queue(a.endpoints, 4, s),
         "queue (16 workers)": lambda s: queue(a.endpoints, 16, s),
+        "semaphore contended (16 clients, 4 permits)": lambda s: recipe_contended(a.endpoints, "semaphore", 16, 4, s),
+        "pool contended (16 clients, 4 slots)": lambda s: recipe_contended(a.endpoints, "pool", 16, 4, s),
     }
     if a.serve:
         for line in sys.stdin:

@@ -4,7 +4,10 @@
  *   lock many (64 threads) = the same with 64 threads in the blocking calls;
  *   lock contended (4 / 16 clients) = N clients, one thread each, one name;
  *   queue (4 / 16 workers) = bench/src/queue.rs's: one producer (the main thread) and N worker
- *   threads, each a client of its own, on a queue of its own: tasks acked per second.
+ *   threads, each a client of its own, on a queue of its own: tasks acked per second;
+ *   semaphore contended (16 clients, 4 permits) / pool contended (16 clients, 4 slots) =
+ *   bench/src/recipes.rs's: N clients, one thread each, cycling acquire/release on one
+ *   semaphore of P permits, or on one slot of one pool of S slots (etcdlock_pool_acquire).
  * Each workload runs --rounds times (interleaved, as the Rust bench does) for --seconds; one
  * JSON line per workload, from its median round, in the Rust bench's format with "lang":"c".
  *
@@ -421,6 +424,82 @@ static struct report queue_window(int workers, double seconds) {
     return r;
 }
 
+/* ---- semaphore / pool contended: N clients, one semaphore of P permits or one pool of S slots ---- */
+
+struct recipe_arg {
+    etcdlock_client *client;
+    const char *name;
+    int pool; /* 1: one slot of a pool of `size` slots; 0: one of `size` permits */
+    int size;
+    double deadline;
+    long n;
+};
+
+static void *recipe_worker(void *p) {
+    struct recipe_arg *a = p;
+    etcdlock_pool *pool = NULL;
+    if (a->pool) {
+        int rc = etcdlock_pool_open(a->client, a->name, NULL, (size_t)a->size, 30, 0, &pool);
+        if (rc != ETCDLOCK_OK) die("pool_open", rc);
+    }
+    while (now_s() < a->deadline) {
+        if (a->pool) {
+            etcdlock_pool_held *held = NULL;
+            int rc = etcdlock_pool_acquire(pool, 1, NULL, ETCDLOCK_WAIT_FOREVER, NULL, &held);
+            if (rc != ETCDLOCK_OK) die("pool_acquire", rc);
+            rc = etcdlock_pool_held_release(held);
+            if (rc != ETCDLOCK_OK) die("pool_held_release", rc);
+            etcdlock_pool_held_free(held);
+        } else {
+            etcdlock_lock *l = NULL;
+            int rc = etcdlock_semaphore_acquire(a->client, a->name, (uint32_t)a->size, 30, ETCDLOCK_WAIT_FOREVER, NULL, &l);
+            if (rc != ETCDLOCK_OK) die("semaphore_acquire", rc);
+            rc = etcdlock_lock_release(l);
+            if (rc != ETCDLOCK_OK) die("release", rc);
+            etcdlock_lock_free(l);
+        }
+        a->n++;
+    }
+    etcdlock_pool_free(pool);
+    return NULL;
+}
+
+static struct report recipe_contended(int pool, int clients, int size, double seconds) {
+    char name[96];
+    unique(name, sizeof name, pool ? "pool" : "sem");
+    struct recipe_arg *args = calloc(clients, sizeof *args);
+    pthread_t *t = calloc(clients, sizeof *t);
+    for (int i = 0; i < clients; i++) {
+        args[i].client = connect_client(); /* one connection per contender */
+        args[i].name = name;
+        args[i].pool = pool;
+        args[i].size = size;
+    }
+    double cpu0 = process_cpu();
+    double start = now_s();
+    for (int i = 0; i < clients; i++) {
+        args[i].deadline = start + seconds;
+        pthread_create(&t[i], NULL, recipe_worker, &args[i]);
+    }
+    for (int i = 0; i < clients; i++) pthread_join(t[i], NULL);
+    double elapsed = now_s() - start;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < clients; i++) {
+        sum += args[i].n;
+        sq += (double)args[i].n * args[i].n;
+    }
+    struct report r = {.cycles_per_sec = sum / elapsed, .p50_ms = NAN, .p99_ms = NAN, .cpu_us = cpu_per_cycle(cpu0, sum)};
+    r.jain = sq > 0 ? sum * sum / (clients * sq) : NAN;
+    if (pool)
+        snprintf(r.name, sizeof r.name, "pool contended (%d clients, %d slots)", clients, size);
+    else
+        snprintf(r.name, sizeof r.name, "semaphore contended (%d clients, %d permits)", clients, size);
+    for (int i = 0; i < clients; i++) etcdlock_client_free(args[i].client);
+    free(args);
+    free(t);
+    return r;
+}
+
 static int by_cycles(const void *x, const void *y) {
     const struct report *a = x, *b = y;
     return (a->cycles_per_sec > b->cycles_per_sec) - (a->cycles_per_sec < b->cycles_per_sec);
@@ -471,6 +550,10 @@ static int serve(void) {
             r = queue_window(4, seconds);
         else if (!strcmp(name, "queue (16 workers)"))
             r = queue_window(16, seconds);
+        else if (!strcmp(name, "semaphore contended (16 clients, 4 permits)"))
+            r = recipe_contended(0, 16, 4, seconds);
+        else if (!strcmp(name, "pool contended (16 clients, 4 slots)"))
+            r = recipe_contended(1, 16, 4, seconds);
         else {
             fprintf(stderr, "bench: unknown workload %s\n", name);
             return 2;
@@ -504,7 +587,7 @@ int main(int argc, char **argv) {
     }
     if (serving) return serve();
     lock_many(1, 0.5); /* warm the server and the library up */
-    enum { W = 7 };
+    enum { W = 9 };
     struct report *res[W];
     for (int w = 0; w < W; w++) res[w] = calloc(rounds, sizeof(struct report));
     for (int r = 0; r < rounds; r++) {
@@ -515,6 +598,8 @@ int main(int argc, char **argv) {
         res[4][r] = contended(16, seconds);
         res[5][r] = queue_window(4, seconds);
         res[6][r] = queue_window(16, seconds);
+        res[7][r] = recipe_contended(0, 16, 4, seconds);
+        res[8][r] = recipe_contended(1, 16, 4, seconds);
     }
     for (int w = 0; w < W; w++) {
         qsort(res[w], rounds, sizeof(struct report), by_cycles);

@@ -7,10 +7,14 @@ import io.etcd.jetcd.lock.LockResponse;
 import io.etcd.jetcd.support.CloseableClient;
 import io.etcdlock.ClientOptions;
 import io.etcdlock.DistributedLock;
+import io.etcdlock.DistributedSemaphore;
 import io.etcdlock.EtcdLockClient;
 import io.etcdlock.LockGuard;
 import io.etcdlock.LockOptions;
 import io.etcdlock.LockTimeoutException;
+import io.etcdlock.Pool;
+import io.etcdlock.PoolHolding;
+import io.etcdlock.PoolOptions;
 import io.etcdlock.QueueOptions;
 import io.etcdlock.Task;
 import io.etcdlock.TaskQueue;
@@ -60,7 +64,11 @@ import java.util.concurrent.TimeUnit;
  * workers)" (bench/src/queue.rs): one producer (the main thread) and N worker threads, each an
  * {@code EtcdLockClient} of its own, on a queue of its own; the producer puts while fewer than 2
  * × N items are unacked, each worker claims and acks until the window ends: tasks acked by its
- * end per second (jetcd has no queue). CPU per cycle is
+ * end per second (jetcd has no queue). Our binding also runs "semaphore contended (16 clients, 4
+ * permits)" and "pool contended (16 clients, 4 slots)" (bench/src/recipes.rs): 16 threads, each
+ * an {@code EtcdLockClient} of its own, cycling {@code acquire()} then {@code release()} on one
+ * {@code DistributedSemaphore} of 4 permits, or {@code acquire(1)} then {@code release()} on one
+ * {@code Pool} of 4 slots (cycles/s, Jain's index; jetcd has neither). CPU per cycle is
  * the process's CPU time (all threads: JIT and GC included) over the window, divided by the
  * cycles. The first window of each workload in a process is preceded by an unmeasured one of
  * --warmup seconds (default 0.3; bench/run.py passes up to 5): the JIT's warm-up, since a JVM
@@ -139,6 +147,8 @@ public final class Bench {
             case "lock contended (16 clients)": return contended(16, seconds);
             case "queue (4 workers)": return queue(4, seconds);
             case "queue (16 workers)": return queue(16, seconds);
+            case "semaphore contended (16 clients, 4 permits)": return recipe(false, 16, 4, seconds);
+            case "pool contended (16 clients, 4 slots)": return recipe(true, 16, 4, seconds);
             default: throw new IllegalArgumentException("unknown workload " + workload);
         }
     }
@@ -566,6 +576,95 @@ public final class Bench {
                 }
             }
             producer.close();
+        }
+    }
+
+    /**
+     * `clients` threads, each an EtcdLockClient of its own, cycling acquire/release on one
+     * semaphore of `size` permits, or on one slot of one pool of `size` slots (`pool`), on a name
+     * of its own (bench/src/recipes.rs): cycles/s over all of them and Jain's index of their
+     * counts.
+     */
+    Report recipe(boolean pool, int clients, int size, double seconds) throws Exception {
+        if (!"etcdlock".equals(impl)) {
+            throw new IllegalArgumentException("the semaphore and pool workloads are our binding's (--impl etcdlock)");
+        }
+        String name = unique(pool ? "pool" : "sem");
+        OurConn[] conns = new OurConn[clients];
+        try {
+            Runnable[] cycles = new Runnable[clients];
+            for (int i = 0; i < clients; i++) {
+                conns[i] = new OurConn(endpoints);
+                if (pool) {
+                    Pool p = conns[i].client.pool(name, PoolOptions.size(size).ttl(Duration.ofSeconds(TTL)));
+                    cycles[i] = () -> {
+                        try (PoolHolding h = p.acquire(1)) {
+                            h.release();
+                        } catch (InterruptedException e) {
+                            throw new RuntimeException(e);
+                        }
+                    };
+                } else {
+                    DistributedSemaphore sem = conns[i].client.semaphore(name, size, LockOptions.ttl(Duration.ofSeconds(TTL)));
+                    cycles[i] = () -> {
+                        try (LockGuard g = sem.acquire()) {
+                            g.release();
+                        } catch (InterruptedException e) {
+                            throw new RuntimeException(e);
+                        }
+                    };
+                }
+            }
+            long[] counts = new long[clients];
+            Throwable[] failed = new Throwable[1];
+            long cpu0 = cpuNanos();
+            long start = System.nanoTime();
+            long deadline = start + (long) (seconds * 1e9);
+            Thread[] threads = new Thread[clients];
+            for (int i = 0; i < clients; i++) {
+                int t = i;
+                threads[i] = new Thread(() -> {
+                    try {
+                        while (System.nanoTime() < deadline) {
+                            cycles[t].run();
+                            counts[t]++;
+                        }
+                    } catch (Throwable e) {
+                        synchronized (failed) {
+                            failed[0] = e;
+                        }
+                    }
+                }, "contender-" + i);
+                threads[i].start();
+            }
+            for (Thread th : threads) {
+                th.join();
+            }
+            double elapsed = (System.nanoTime() - start) / 1e9;
+            long cpu = cpuNanos() - cpu0;
+            if (failed[0] != null) {
+                throw new RuntimeException(failed[0]);
+            }
+            double sum = 0;
+            double sq = 0;
+            for (long n : counts) {
+                sum += n;
+                sq += (double) n * n;
+            }
+            Report r = new Report(pool ? "pool contended (" + clients + " clients, " + size + " slots)"
+                    : "semaphore contended (" + clients + " clients, " + size + " permits)");
+            r.cyclesPerSec = sum / elapsed;
+            if (sq > 0) {
+                r.jain = sum * sum / (clients * sq);
+                r.cpuUsPerCycle = cpu / 1e3 / sum;
+            }
+            return r;
+        } finally {
+            for (OurConn c : conns) {
+                if (c != null) {
+                    c.close();
+                }
+            }
         }
     }
 
