@@ -37,3 +37,29 @@ async fn check_fence_is_true_while_held_and_false_after_release_expiry_or_on_ano
         cl.close().await;
     }
 }
+
+// covers: FENCE-TASK-001
+#[tokio::test]
+async fn a_claimed_tasks_fence_checks_while_claimed_and_a_later_claim_has_a_larger_token() {
+    use etcdlock::{ClaimOptions, FenceKind, QueueOptions, TaskOptions};
+    let c = client().await;
+    let name = prefix("fence-task") + "q";
+    let q = c.queue(name.clone(), QueueOptions { ttl_secs: 10, max_attempts: 5, ..Default::default() }).unwrap();
+    q.put(b"job", TaskOptions { id: Some("job".into()), ..Default::default() }).await.unwrap();
+    let now = || ClaimOptions { timeout: Some(std::time::Duration::ZERO), ..Default::default() };
+    let first = q.claim(now()).await.unwrap();
+    let fence = first.fence().await.unwrap();
+    assert_eq!(fence.kind, FenceKind::Queue);
+    assert_eq!(fence.token, first.fencing_token());
+    assert!(fence.name.starts_with(format!("{name}/claim/").as_bytes()), "{:?}", String::from_utf8_lossy(&fence.name));
+    assert!(c.check_fence(&fence.to_string().parse().unwrap()).await.unwrap());
+    first.nack().await.unwrap();
+    assert!(!c.check_fence(&fence).await.unwrap(), "a nacked claim still checked as holding");
+    let second = q.claim(now()).await.unwrap();
+    let fence2 = second.fence().await.unwrap();
+    assert_eq!(fence2.name, fence.name, "a claim of the same item has another claim lock");
+    assert!(fence2.token > fence.token && c.check_fence(&fence2).await.unwrap());
+    second.ack().await.unwrap();
+    assert!(!c.check_fence(&fence2).await.unwrap(), "an acked claim still checked as holding");
+    c.close().await;
+}

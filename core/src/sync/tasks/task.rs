@@ -54,6 +54,12 @@ impl Task {
     pub fn fencing_token(&self) -> i64 {
         self.guard.fencing_token()
     }
+    /// This claim's [`Fence`](crate::Fence), for a database or another service to check
+    /// (a queue-kind fence on the claim's lock, `<queue>/claim/<item's slot>`: every later claim
+    /// of the item has a larger token). Reads the cluster's ID on a client's first fence.
+    pub async fn fence(&self) -> Result<crate::Fence> {
+        self.guard.fence().await
+    }
     /// A local check: the claim was neither ended nor lost.
     pub fn is_held(&self) -> bool {
         self.guard.is_held()
