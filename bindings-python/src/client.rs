@@ -198,6 +198,20 @@ impl NativeClient {
         })
     }
 
+    /// Whether the acquisition the fence (its string form) names still holds, now: one
+    /// linearizable read. False for another etcd cluster's fence; a malformed one is ValueError.
+    fn check_fence(&self, fence: &str) -> Op {
+        let inner = self.inner.clone();
+        let fence = match etcdlock::Fence::parse(fence) {
+            Ok(f) => f,
+            Err(e) => return Op::fail(e),
+        };
+        Op::new(async move {
+            let client = inner.get().await?;
+            value(client.check_fence(&fence).await?)
+        })
+    }
+
     /// The value at `key`, or None.
     fn get(&self, key: &[u8]) -> Op {
         let (inner, key) = (self.inner.clone(), key.to_vec());

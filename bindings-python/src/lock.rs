@@ -8,7 +8,9 @@ use crate::bridge::Bridge;
 use crate::client::{bytes_value, ClientInner};
 use crate::errors::IntoPy;
 use crate::op::{value, Op, Undo};
-use etcdlock::{runtime, CancellationToken, Client, Election, Error, ErrorKind, LockGuard, LockOptions, LostSignal, Mutex, Result, RwLock, Semaphore};
+use etcdlock::{runtime, CancellationToken, Client, Election, Error, ErrorKind, Fence, FenceKind, LockGuard, LockOptions, LostSignal, Mutex, Result, RwLock, Semaphore};
+use pyo3::types::PyBytes;
+use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
@@ -224,6 +226,17 @@ impl NativeLock {
         Ok(self.held_guard().py()?.filter(|g| g.is_held()).map(|g| g.fencing_token()))
     }
 
+    /// The holding acquisition's fence, as `(kind, name, token, cluster)` (what
+    /// `etcdlock.fencing.Fence` is made of); `NotHeld` if nothing holds (released or lost).
+    fn fence(&self) -> Op {
+        let guard = match self.held_guard() {
+            Ok(Some(g)) if g.is_held() => g,
+            Ok(_) => return Op::fail(Error::new(ErrorKind::NotHeld, "the lock is not held: a fence is for a holding acquisition")),
+            Err(e) => return Op::fail(e),
+        };
+        Op::new(async move { fence_value(guard.fence().await?) })
+    }
+
     /// The latest acquisition's queue key, or None before the first.
     fn key(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         self.check().py()?;
@@ -257,6 +270,15 @@ impl NativeLock {
         spawn_lost_watcher(held.guard.lost(), held.stop.clone(), bridge, id);
         Ok(true)
     }
+}
+
+/// A fence as the tuple `(kind, name, token, cluster)` that `etcdlock.fencing.Fence` is built from.
+pub fn fence_value(f: Fence) -> crate::op::Outcome {
+    let kind = match f.kind {
+        FenceKind::Queue => "q",
+        FenceKind::Key => "k",
+    };
+    Ok(Box::new(move |py| (kind, PyBytes::new(py, &f.name), f.token, f.cluster).into_py_any(py)))
 }
 
 /// Waits for a lost signal in the background; holds no Python object.

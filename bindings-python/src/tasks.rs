@@ -182,6 +182,18 @@ impl NativeTask {
         self.check().py()?;
         Ok(self.task.is_held())
     }
+    /// The claim's fence, as `(kind, name, token, cluster)`; `NotHeld` once the claim ended or
+    /// was lost.
+    fn fence(&self) -> Op {
+        if let Err(e) = self.check() {
+            return Op::fail(e);
+        }
+        if !self.task.is_held() {
+            return Op::fail(Error::new(etcdlock::ErrorKind::NotHeld, "the task's claim ended or was lost: a fence is for a holding claim"));
+        }
+        let task = self.task.clone();
+        Op::new(async move { crate::lock::fence_value(task.fence().await?) })
+    }
     fn lost_reason(&self) -> PyResult<Option<&'static str>> {
         self.check().py()?;
         Ok(self.task.lost_reason().map(|r| r.as_str()))

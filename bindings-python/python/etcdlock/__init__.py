@@ -34,6 +34,7 @@ from ._tasks_common import DeadTask, QueueStats
 from ._once import AsyncOnce, Once, OnceSlot
 from ._pool import Pool, PoolHolding, SlotInfo
 from ._aio_pool import AsyncPool, AsyncPoolHolding
+from .fencing import Fence, StaleFence
 
 __version__: str = _native.__version__
 
@@ -149,4 +150,6 @@ __all__ = [
     "AsyncPool",
     "AsyncPoolHolding",
     "SlotInfo",
+    "Fence",
+    "StaleFence",
 ]

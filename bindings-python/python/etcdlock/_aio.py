@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque
 
 from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, fence, fence_arg, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
 
 if TYPE_CHECKING:
+    from .fencing import Fence
     from ._aio_recipes import AsyncElection, AsyncRWLock
     from ._aio_registry import AsyncDiscovery, _Registering
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
@@ -258,6 +259,12 @@ class AsyncClient:
         revision: int = await _run(self._n.put(k, v, nl, nh, nt))
         return revision
 
+    async def check_fence(self, fence: Union["Fence", str]) -> bool:
+        """Like ``Client.check_fence``: whether the acquisition ``fence`` names still holds, now
+        (one linearizable read; advisory)."""
+        holds: bool = await _run(self._n.check_fence(fence_arg(fence)))
+        return holds
+
     async def get(self, key: BytesLike) -> Optional[bytes]:
         """The value at ``key``, or None."""
         value: Optional[bytes] = await _run(self._n.get(_args.to_bytes(key, "key")))
@@ -298,6 +305,11 @@ class AsyncLock(LockView):
     async def release(self) -> None:
         """Releases the lock; ``NotHeld`` if not held."""
         await _run(self._n.release())
+
+    async def fence(self) -> "Fence":
+        """The holding acquisition's ``etcdlock.fencing.Fence`` (see ``Lock.fence``);
+        ``NotHeld`` if not held."""
+        return fence(await _run(self._n.fence()))
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held lock is lost, on the event loop that

@@ -2,7 +2,7 @@
 ``task = await q.claim(timeout=5.0)`` or ``async with q.claim(timeout=5.0) as task``."""
 
 from types import TracebackType
-from typing import Any, AsyncIterator, Generator, List, Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, AsyncIterator, Generator, List, Mapping, Optional, Sequence, Type
 
 from . import _args, _log, _native
 from . import _tasks_common as _tc
@@ -10,7 +10,11 @@ from ._aio import _run, _run_cancellable
 from ._args import BytesLike
 from ._errors import LockTimeout, NotHeld
 from ._ports import loop_port
+from ._common import fence
 from ._tasks_common import DeadTask, QueueStats
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class AsyncTask(_tc.TaskView):
@@ -26,6 +30,11 @@ class AsyncTask(_tc.TaskView):
         self._ended = True
         revision: int = await _run(self._n.ack(p, d))
         return revision
+
+    async def fence(self) -> "Fence":
+        """The claim's ``etcdlock.fencing.Fence`` (see ``Task.fence``); ``NotHeld`` once the
+        claim ended or was lost."""
+        return fence(await _run(self._n.fence()))
 
     async def nack(self, delay: Optional[float] = None) -> None:
         seconds = _tc.delay(delay)

@@ -2,10 +2,13 @@
 
 import asyncio
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from . import _args, _log, _native
 from ._errors import WrongContextError
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class WatchEvent(NamedTuple):
@@ -153,6 +156,21 @@ def lock_state(raw: Any) -> LockState:
     holders, waiters, revision = raw
     held = [QueueEntry(*h) for h in holders]
     return LockState(held[0] if held else None, [QueueEntry(*w) for w in waiters], revision, held)
+
+
+def fence(raw: Any) -> "Fence":
+    """The ``etcdlock.fencing.Fence`` of a native ``(kind, name, token, cluster)``."""
+    from .fencing import Fence
+
+    return Fence(*raw)
+
+
+def fence_arg(value: object) -> str:
+    """A fence argument (a ``Fence`` or its string form) as its canonical string form;
+    ``TypeError`` / ``ValueError`` before anything is sent."""
+    from .fencing import Fence
+
+    return str(Fence.parse(value))  # type: ignore[arg-type]
 
 
 class LockView:

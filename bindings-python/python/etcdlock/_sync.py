@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
+from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, fence, fence_arg, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
 
 if TYPE_CHECKING:
+    from .fencing import Fence
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
     from ._once import Once, OnceSlot
@@ -275,6 +276,15 @@ class Client:
         revision: int = self._n.put(k, v, nl, nh, nt).wait()
         return revision
 
+    def check_fence(self, fence: Union["Fence", str]) -> bool:
+        """Whether the acquisition ``fence`` names (a ``Fence``, or its string form from another
+        process) still holds, now: one linearizable read. False for a fence of another etcd
+        cluster. Advisory: it may stop holding right after; a database that checks the token
+        itself (``etcdlock.fencing``) is what refuses a late write. ``ValueError`` if ``fence``
+        is malformed."""
+        holds: bool = self._n.check_fence(fence_arg(fence)).wait()
+        return holds
+
     def get(self, key: BytesLike) -> Optional[bytes]:
         """The value at ``key``, or None."""
         value: Optional[bytes] = self._n.get(_args.to_bytes(key, "key")).wait()
@@ -328,6 +338,14 @@ class Lock(LockView):
         """Releases the lock (a fenced delete: never a later holder's key). Raises ``NotHeld``
         if it is not held (never acquired, released, or lost)."""
         self._n.release().wait()
+
+    def fence(self) -> "Fence":
+        """The holding acquisition's ``etcdlock.fencing.Fence`` (the lock's name, the fencing
+        token and the etcd cluster's ID; ``str(fence)`` to pass it on), for a database to check
+        (``etcdlock.fencing.postgres.check``) or ``client.check_fence``. Reads the cluster's ID
+        on the client's first fence. ``NotHeld`` if not held. A semaphore's permit or a read
+        lock has one too, but is not exclusive: its fence does not exclude other holders."""
+        return fence(self._n.fence().wait())
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held lock is lost (not when released), on

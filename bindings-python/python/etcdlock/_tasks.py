@@ -5,15 +5,18 @@ loses it when etcd ends its lease, and the item is claimable again. ``with q.cla
 acks when the block ends and nacks when it raises."""
 
 from types import TracebackType
-from typing import Iterator, List, Mapping, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Iterator, List, Mapping, Optional, Sequence, Type
 
 from . import _args, _log, _native
 from ._args import BytesLike
-from ._common import refuse_in_event_loop
+from ._common import fence, refuse_in_event_loop
 from ._errors import LockTimeout, NotHeld
 from ._ports import thread_port
 from . import _tasks_common as _tc
 from ._tasks_common import DeadTask, QueueStats
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class Task(_tc.TaskView):
@@ -34,6 +37,13 @@ class Task(_tc.TaskView):
         self._ended = True
         revision: int = self._n.ack(p, d).wait()
         return revision
+
+    def fence(self) -> "Fence":
+        """The claim's ``etcdlock.fencing.Fence``: a fence on the claim's lock (its name is
+        ``<queue>/claim/<item's slot>``, the default resource of a database's mark, so each item
+        has its own; every later claim of the item has a larger token). ``NotHeld`` once the
+        claim ended or was lost."""
+        return fence(self._n.fence().wait())
 
     def nack(self, delay: Optional[float] = None) -> None:
         """Gives the item back, claimable at once or after ``delay`` seconds (timed by an etcd
