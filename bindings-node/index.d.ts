@@ -92,6 +92,10 @@ export type PoolAcquireOptions = import("./lib/pool.js").PoolAcquireOptions;
  * One slot of a pool as etcd has it.
  */
 export type SlotInfo = import("./lib/pool.js").SlotInfo;
+/**
+ * What a fence names: `'q'`, a key of a lock's queue; `'k'`, a single key (a pool's slot).
+ */
+export type FenceKind = import("./lib/fence.js").FenceKind;
 import { Client } from "./lib/client.js";
 import { Lock } from "./lib/lock.js";
 import { Leadership } from "./lib/recipes.js";
@@ -107,6 +111,8 @@ import { Task } from "./lib/tasks.js";
 import { OnceSlot } from "./lib/once.js";
 import { Pool } from "./lib/pool.js";
 import { PoolHolding } from "./lib/pool.js";
+import { Fence } from "./lib/fence.js";
+import { StaleFence } from "./lib/fence.js";
 import { EtcdlockError } from "./lib/errors.js";
 import { AbortError } from "./lib/errors.js";
 import { codes } from "./lib/errors.js";
@@ -132,4 +138,4 @@ import { MAX_PERMITS } from "./lib/args.js";
 import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
 import { MAX_POOL_SLOTS } from "./lib/pool.js";
 import { MAX_POOL_COUNT } from "./lib/pool.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };

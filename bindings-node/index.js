@@ -15,6 +15,8 @@
 //   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
 //   lib/once.js          OnceSlot (once-per-period jobs)
 //   lib/pool.js          Pool and PoolHolding (pools of named slots), MAX_POOL_SLOTS, MAX_POOL_COUNT
+//   lib/fence.js         Fence (an acquisition as a database checks it) and StaleFence
+//   lib/fencing.js       `etcdlock/fencing`: the database's fence check (pg, sqlite helpers)
 //   lib/errors.js        EtcdlockError, AbortError, codes
 //   lib/args.js          argument checks (INVALID_ARGUMENT before anything is sent), MAX_PERMITS
 //   lib/runtime.js       the process-wide runtime: caller spin, closing every client at exit
@@ -36,6 +38,7 @@ const { MAX_PERMITS } = require('./lib/args.js');
 const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
 const { OnceSlot } = require('./lib/once.js');
 const { Pool, PoolHolding, MAX_POOL_SLOTS, MAX_POOL_COUNT } = require('./lib/pool.js');
+const { Fence, StaleFence } = require('./lib/fence.js');
 
 /**
  * The diagnostics_channel names the library publishes its events on, one per area. Each message
@@ -47,7 +50,7 @@ const { Pool, PoolHolding, MAX_POOL_SLOTS, MAX_POOL_COUNT } = require('./lib/poo
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -144,4 +147,8 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
 /**
  * One slot of a pool as etcd has it.
  * @typedef {import('./lib/pool.js').SlotInfo} SlotInfo
+ */
+/**
+ * What a fence names: `'q'`, a key of a lock's queue; `'k'`, a single key (a pool's slot).
+ * @typedef {import('./lib/fence.js').FenceKind} FenceKind
  */

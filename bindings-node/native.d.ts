@@ -65,6 +65,11 @@ export declare class NativeClient {
    * claim holds (core `Task::txn`): `NOT_HELD`, nothing written, otherwise.
    */
   put(key: Uint8Array, value: Uint8Array, lease?: NativeLease | undefined | null, ifClaimed?: NativeTask | undefined | null): Promise<bigint>
+  /**
+   * Whether the acquisition a fence (its string form) names still holds, now: one
+   * linearizable read. False for another cluster's fence; a malformed one is INVALID_ARGUMENT.
+   */
+  checkFence(fence: string): Promise<boolean>
   get(key: Uint8Array): Promise<Buffer | undefined | null>
   delete(key: Uint8Array): Promise<boolean>
   /** Resolves once etcd confirmed the watch. */
@@ -115,6 +120,12 @@ export declare class NativeLock {
    * held: `NOT_HELD`, nothing written, otherwise. Resolves to the write's revision.
    */
   setValue(value: Uint8Array): Promise<bigint>
+  /**
+   * The acquisition's fence in its string form (`etcdlock-fence.v1.q.<cluster>.<token>.<name
+   * hex>`, which lib/fence.js parses); `NOT_HELD` once released or lost. Reads the cluster's
+   * ID on the client's first fence.
+   */
+  fence(): Promise<string>
   /** Fenced put: written only if this lock is still held (core `LockGuard::txn`). */
   put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
 }
@@ -217,6 +228,11 @@ export declare class NativeTask {
   get fencingToken(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /**
+   * The claim's fence in its string form (on the claim's lock, `<queue>/claim/<slot>`);
+   * `NOT_HELD` once the claim ended or was lost.
+   */
+  fence(): Promise<string>
   /** Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive. */
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /**

@@ -7,6 +7,13 @@
         pg.dsn        # "host=127.0.0.1 port=N user=etcdlock dbname=postgres"
         pg.psql("SELECT 1")
 
+As a CLI, for another language's tests (the server outlives the CLI; the state file remembers
+it, and `stop` stops it by that PID, checking first that the PID is still that server)::
+
+    python3 tests/pg_harness.py start --state FILE   # prints the DSN (libpq key=value form)
+    python3 tests/pg_harness.py url   --state FILE   # postgresql://etcdlock@127.0.0.1:N/postgres
+    python3 tests/pg_harness.py stop  --state FILE
+
 The server binaries come from PATH or Debian's /usr/lib/postgresql/<version>/bin
 (scripts/install-deps.sh installs Debian's postgresql when missing). As root, the data directory
 belongs to the `postgres` user and the server runs as it (PostgreSQL refuses to run as root).
@@ -14,14 +21,17 @@ belongs to the `postgres` user and the server runs as it (PostgreSQL refuses to 
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import glob
+import json
 import os
 import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -66,7 +76,14 @@ class Postgres:
             os.setuid(pw.pw_uid)
         return drop
 
-    def start(self, timeout: float = 60.0) -> "Postgres":
+    @property
+    def url(self) -> str:
+        """The DSN as a URL (node-postgres and JDBC-style clients take this form)."""
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/postgres"
+
+    def start(self, timeout: float = 60.0, detached: bool = False) -> "Postgres":
+        """Starts the server. ``detached``: in a session of its own and not stopped at this
+        process's exit (the CLI: ``stop`` stops it by the state file)."""
         self.dir = tempfile.mkdtemp(prefix="etcdlock-pg-")
         data = os.path.join(self.dir, "data")
         if os.geteuid() == 0:
@@ -81,8 +98,9 @@ class Postgres:
             [find_bin("postgres"), "-D", data, "-h", "127.0.0.1", "-p", str(self.port), "-k", self.dir,
              "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=50"],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "server.log"), "w"), env=env,
-            preexec_fn=self._as_owner(), cwd="/")
-        atexit.register(self.stop)
+            preexec_fn=self._as_owner(), cwd="/", start_new_session=detached)
+        if not detached:
+            atexit.register(self.stop)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -116,3 +134,78 @@ class Postgres:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+# The CLI: a server that outlives this process, found again through a state file.
+
+def _is_our_server(pid: int, data_dir: str) -> bool:
+    """Whether `pid` is a live postgres serving `data_dir` (not a recycled PID)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return False
+    return any(a.endswith(b"postgres") for a in args[:1]) and data_dir.encode() in args
+
+
+def _ours(path: str) -> bool:
+    """A directory this harness made (so a corrupt state file cannot remove anything else)."""
+    return os.path.basename(path.rstrip("/")).startswith("etcdlock-pg-") and os.path.dirname(path.rstrip("/")) == tempfile.gettempdir()
+
+
+def _cmd_start(args: argparse.Namespace) -> int:
+    if os.path.exists(args.state):
+        print(f"pg_harness: {args.state} exists: stop that server first", file=sys.stderr)
+        return 1
+    pg = Postgres().start(detached=True)
+    assert pg.proc is not None
+    state = {"pid": pg.proc.pid, "dir": pg.dir, "data": os.path.join(pg.dir, "data"), "port": pg.port, "user": pg.user,
+             "dsn": pg.dsn, "url": pg.url}
+    tmp = args.state + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(state, f, indent=2)
+    os.replace(tmp, args.state)
+    print(pg.dsn, flush=True)
+    return 0
+
+
+def _read(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def _cmd_url(args: argparse.Namespace) -> int:
+    print(_read(args.state)["url"])
+    return 0
+
+
+def _cmd_stop(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.state):
+        print(f"pg_harness: no state file {args.state}; nothing to stop", file=sys.stderr)
+        return 0
+    state = _read(args.state)
+    pid, data = int(state["pid"]), state["data"]
+    if _is_our_server(pid, data):
+        os.kill(pid, signal.SIGINT)  # fast shutdown
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and _is_our_server(pid, data):
+            time.sleep(0.05)
+        if _is_our_server(pid, data):
+            os.kill(pid, signal.SIGKILL)
+    if _ours(state["dir"]):
+        shutil.rmtree(state["dir"], ignore_errors=True)
+    os.unlink(args.state)
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="Start/stop a throwaway PostgreSQL on 127.0.0.1.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("start", "url", "stop"):
+        sub.add_parser(name).add_argument("--state", required=True, help="state file")
+    args = p.parse_args(argv)
+    return {"start": _cmd_start, "url": _cmd_url, "stop": _cmd_stop}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

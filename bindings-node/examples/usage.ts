@@ -30,7 +30,11 @@ import {
   MAX_TASK_PAYLOAD_LEN,
   MAX_POOL_SLOTS,
   MAX_POOL_COUNT,
+  Fence,
+  StaleFence,
+  type FenceKind,
 } from 'etcdlock';
+import { pg, sqlite, type PgClient, type SqliteDatabase } from 'etcdlock/fencing';
 
 export async function demo(signal: AbortSignal): Promise<bigint> {
   const client = new Client({ endpoints: ['http://127.0.0.1:2379'], timeout: 5000 });
@@ -185,4 +189,22 @@ export async function pools(client: Client, signal: AbortSignal): Promise<bigint
   const id = await workers.acquire();
   await id[Symbol.asyncDispose]();
   return rev + token;
+}
+
+export async function fences(client: Client, lock: Lock, task: Task, db: PgClient, file: SqliteDatabase): Promise<boolean> {
+  const f: Fence = await lock.fence();
+  const kind: FenceKind = f.kind;
+  const parts: [Buffer, bigint, bigint, string] = [f.name, f.token, f.cluster, f.resource];
+  const again: Fence = Fence.parse(String(f));
+  const claim: Fence = await task.fence();
+  await pg.install(db);
+  try {
+    const mark: bigint = await pg.check(db, f, 'accounts/7');
+    console.log(mark, sqlite.check(file, claim), kind, parts, again.equals(f));
+  } catch (e) {
+    if (e instanceof StaleFence && e.code === 'NOT_HELD') return false;
+    throw e;
+  }
+  sqlite.install(file);
+  return (await client.checkFence(f)) && (await client.checkFence(new Fence('q', 'accounts/7', 5n, f.cluster).toString()));
 }

@@ -143,6 +143,15 @@ export class Client {
         ifHeld?: Lock | Task | OnceSlot | PoolHolding;
     }): Promise<bigint>;
     /**
+     * Whether the acquisition `fence` names (a {@link Fence}, or its string form from another
+     * process or language) still holds, now: one linearizable read. False for a fence of another
+     * etcd cluster. Advisory: it may stop holding right after; a database that checks the token
+     * itself (`etcdlock/fencing`) is what refuses a late write. `INVALID_ARGUMENT` if malformed.
+     * @param {Fence | string} fence
+     * @returns {Promise<boolean>}
+     */
+    checkFence(fence: Fence | string): Promise<boolean>;
+    /**
      * The value at `key`, or null.
      * @param {Bytes} key
      * @returns {Promise<Buffer | null>}
@@ -224,6 +233,7 @@ import type { Metrics } from './types.js';
 import { Lease } from "./lease.js";
 import { Task } from "./tasks.js";
 import { PoolHolding } from "./pool.js";
+import { Fence } from "./fence.js";
 import type { WatchOptions } from './watch.js';
 import { Watch } from "./watch.js";
 import type { RegisterOptions } from './registration.js';

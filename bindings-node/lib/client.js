@@ -34,6 +34,7 @@ const {
 } = require('./args.js');
 const { installExitHook } = require('./runtime.js');
 const { Lock } = require('./lock.js');
+const { Fence } = require('./fence.js');
 const { Election, RwLock } = require('./recipes.js');
 const { Lease, checkLease } = require('./lease.js');
 const { Watch } = require('./watch.js');
@@ -374,6 +375,24 @@ class Client {
     const client = await this.#client();
     try {
       return await client.put(k, v, lease && internal.leaseNative(lease));
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Whether the acquisition `fence` names (a {@link Fence}, or its string form from another
+   * process or language) still holds, now: one linearizable read. False for a fence of another
+   * etcd cluster. Advisory: it may stop holding right after; a database that checks the token
+   * itself (`etcdlock/fencing`) is what refuses a late write. `INVALID_ARGUMENT` if malformed.
+   * @param {Fence | string} fence
+   * @returns {Promise<boolean>}
+   */
+  async checkFence(fence) {
+    const s = Fence.parse(fence).toString();
+    const client = await this.#client();
+    try {
+      return await client.checkFence(s);
     } catch (e) {
       throw fromNative(e);
     }

@@ -38,6 +38,15 @@ export class Lock {
      */
     release(): Promise<void>;
     /**
+     * This acquisition's {@link Fence} (the lock's name, the fencing token and the etcd cluster's
+     * ID; `String(fence)` to pass it on), for a database to check (`etcdlock/fencing`) or
+     * {@link Client#checkFence}. Reads the cluster's ID on the client's first fence. Rejects
+     * `NOT_HELD` once released or lost. A semaphore's permit or a read lock has one too, but they
+     * are not exclusive: such a fence does not exclude other holders.
+     * @returns {Promise<Fence>}
+     */
+    fence(): Promise<Fence>;
+    /**
      * Writes `value` at `key` only if this lock is still held (atomically checked by etcd);
      * rejects with `NOT_HELD`, writing nothing, otherwise. Same as `client.put(key, value, { ifHeld: lock })`.
      * @param {Bytes} key
@@ -53,5 +62,6 @@ export class Lock {
     #private;
 }
 import type { LostReason } from './lost.js';
+import { Fence } from "./fence.js";
 import type { Bytes } from './args.js';
 import type { Lease } from './lease.js';

@@ -8,6 +8,7 @@
 /** @import { Lease } from './lease.js' */
 
 const { fromNative } = require('./errors.js');
+const { Fence } = require('./fence.js');
 const { toBytes, toOptions } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
 const { checkLease } = require('./lease.js');
@@ -97,6 +98,22 @@ class Lock {
       throw fromNative(e);
     } finally {
       internal.forget(this.#client, this);
+    }
+  }
+
+  /**
+   * This acquisition's {@link Fence} (the lock's name, the fencing token and the etcd cluster's
+   * ID; `String(fence)` to pass it on), for a database to check (`etcdlock/fencing`) or
+   * {@link Client#checkFence}. Reads the cluster's ID on the client's first fence. Rejects
+   * `NOT_HELD` once released or lost. A semaphore's permit or a read lock has one too, but they
+   * are not exclusive: such a fence does not exclude other holders.
+   * @returns {Promise<Fence>}
+   */
+  async fence() {
+    try {
+      return Fence.parse(await this.#native.fence());
+    } catch (e) {
+      throw fromNative(e);
     }
   }
 

@@ -157,6 +157,13 @@ export class Task {
      */
     onLost(cb: (reason: LostReason) => void): () => void;
     /**
+     * The claim's {@link Fence}: on the claim's lock (named `<queue>/claim/<item's slot>`, the
+     * default resource of a database's mark, so each item has its own; every later claim of the
+     * item has a larger token). Rejects `NOT_HELD` once the claim ended or was lost.
+     * @returns {Promise<Fence>}
+     */
+    fence(): Promise<Fence>;
+    /**
      * Done: deletes the item, with `puts` and `deletes` of your own in the same transaction, only
      * while the claim holds; rejects `NOT_HELD`, writing nothing, if it was lost (the item is
      * claimable again) or already acked or nacked. `INVALID_ARGUMENT` for a write under the
@@ -273,3 +280,4 @@ export function checkQueue(name: unknown, options: unknown, defaultTtl: number):
 export const MAX_TASK_PAYLOAD_LEN: number;
 import type { Bytes } from './args.js';
 import type { LostReason } from './lost.js';
+import { Fence } from "./fence.js";

@@ -11,6 +11,7 @@
 const native = require('./addon.js');
 const log = require('../log.js');
 const { invalid, fromNative, abortError } = require('./errors.js');
+const { Fence } = require('./fence.js');
 const { describe, toBytes, toOptions, toMillis, toSignal } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
 const internal = require('./internal.js');
@@ -221,6 +222,20 @@ class Task {
     const n = this.#native;
     if (this.#lost === null) this.#lost = new LostCallbacks((f) => n.onLost(f));
     return this.#lost.add(cb);
+  }
+
+  /**
+   * The claim's {@link Fence}: on the claim's lock (named `<queue>/claim/<item's slot>`, the
+   * default resource of a database's mark, so each item has its own; every later claim of the
+   * item has a larger token). Rejects `NOT_HELD` once the claim ended or was lost.
+   * @returns {Promise<Fence>}
+   */
+  async fence() {
+    try {
+      return Fence.parse(await this.#native.fence());
+    } catch (e) {
+      throw fromNative(e);
+    }
   }
 
   /**

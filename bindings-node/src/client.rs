@@ -314,6 +314,14 @@ impl NativeClient {
         promise::spawn(env, async move { client.put(&key, &value, lease.as_ref()).await }, |_, rev| Ok(BigInt::from(rev)))
     }
 
+    /// Whether the acquisition a fence (its string form) names still holds, now: one
+    /// linearizable read. False for another cluster's fence; a malformed one is INVALID_ARGUMENT.
+    #[napi]
+    pub fn check_fence<'env>(&self, env: &'env Env, fence: String) -> Result<PromiseRaw<'env, bool>> {
+        let client = self.client.clone();
+        promise::spawn(env, async move { client.check_fence(&etcdlock::Fence::parse(&fence)?).await }, |_, holds| Ok(holds))
+    }
+
     #[napi]
     pub fn get<'env>(&self, env: &'env Env, key: &[u8]) -> Result<PromiseRaw<'env, Option<Buffer>>> {
         let (client, key) = (self.client.clone(), key.to_vec());

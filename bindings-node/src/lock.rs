@@ -106,6 +106,24 @@ impl NativeLock {
         promise::spawn(env, async move { guard.set_value(&value).await }, |_, rev| Ok(BigInt::from(rev)))
     }
 
+    /// The acquisition's fence in its string form (`etcdlock-fence.v1.q.<cluster>.<token>.<name
+    /// hex>`, which lib/fence.js parses); `NOT_HELD` once released or lost. Reads the cluster's
+    /// ID on the client's first fence.
+    #[napi]
+    pub fn fence<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, String>> {
+        let guard = self.guard.clone();
+        promise::spawn(
+            env,
+            async move {
+                if !guard.is_held() {
+                    return Err(etcdlock::Error::new(etcdlock::ErrorKind::NotHeld, "the lock is not held: a fence is for a holding acquisition"));
+                }
+                guard.fence().await
+            },
+            |_, f| Ok(f.to_string()),
+        )
+    }
+
     /// Fenced put: written only if this lock is still held (core `LockGuard::txn`).
     #[napi]
     pub fn put<'env>(&self, env: &'env Env, key: &[u8], value: &[u8], lease_id: Option<BigInt>) -> Result<PromiseRaw<'env, BigInt>> {

@@ -192,6 +192,23 @@ impl NativeTask {
         self.task.lost_reason().map(|r| r.as_str().to_string())
     }
 
+    /// The claim's fence in its string form (on the claim's lock, `<queue>/claim/<slot>`);
+    /// `NOT_HELD` once the claim ended or was lost.
+    #[napi]
+    pub fn fence<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, String>> {
+        let task = self.task.clone();
+        promise::spawn(
+            env,
+            async move {
+                if !task.is_held() {
+                    return Err(Error::new(ErrorKind::NotHeld, "the task's claim ended or was lost: a fence is for a holding claim"));
+                }
+                task.fence().await
+            },
+            |_, f| Ok(f.to_string()),
+        )
+    }
+
     /// Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive.
     #[napi(ts_args_type = "cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void")]
     pub fn on_lost(&self, cb: LostCallback) {
