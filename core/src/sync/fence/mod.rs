@@ -62,7 +62,9 @@ impl Fence {
             _ => return Err(bad()),
         };
         let cluster = u64::from_str_radix(parts.next().ok_or_else(bad)?, 16).map_err(|_| bad())?;
-        let token: i64 = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        // Canonical decimal only (no sign, no leading zero), as every binding writes and reads it.
+        let token = parts.next().filter(|t| t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0')).ok_or_else(bad)?;
+        let token: i64 = token.parse().map_err(|_| bad())?;
         let name = unhex(parts.next().ok_or_else(bad)?).ok_or_else(bad)?;
         if token <= 0 || name.is_empty() {
             return Err(bad());
@@ -161,7 +163,7 @@ mod tests {
         assert_eq!(Fence::parse(&s).unwrap(), f);
         let k = Fence { kind: FenceKind::Key, ..f };
         assert_eq!(k.to_string().parse::<Fence>().unwrap(), k);
-        for bad in ["", "etcdlock-fence.v1.q.zz.1.61", "etcdlock-fence.v1.x.1.1.61", "etcdlock-fence.v1.q.1.0.61", "etcdlock-fence.v1.q.1.1.6", "etcdlock-fence.v1.q.1.1."] {
+        for bad in ["", "etcdlock-fence.v1.q.zz.1.61", "etcdlock-fence.v1.x.1.1.61", "etcdlock-fence.v1.q.1.0.61", "etcdlock-fence.v1.q.1.1.6", "etcdlock-fence.v1.q.1.1.", "etcdlock-fence.v1.q.1.01.61", "etcdlock-fence.v1.q.1.+1.61"] {
             assert!(Fence::parse(bad).is_err(), "{bad:?}");
         }
     }
