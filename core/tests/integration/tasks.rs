@@ -269,8 +269,9 @@ async fn a_new_item_wakes_one_of_sixteen_idle_workers_and_they_are_served_in_ord
     let (ranges, txns) = (handled("Range") - ranges, handled("Txn") - txns);
     eprintln!("one new item with 16 idle workers: {ranges} ranges, {txns} txns on the server");
     // One worker reads and claims, the next takes its turn, reads once and looks for new items
-    // three times in its watch's first 110 ms (tasks/watch.rs); sixteen would be 32+.
-    assert!(ranges <= 12.0 && txns <= 12.0, "{ranges} ranges and {txns} txns for one item: a herd");
+    // three times in its watch's first 110 ms, and reads the head again (3 Ranges) if its
+    // watch started past its read (tasks/watch.rs): 11-14; sixteen workers would be 32+.
+    assert!(ranges <= 16.0 && txns <= 12.0, "{ranges} ranges and {txns} txns for one item: a herd");
     for (n, w) in workers.iter().enumerate() {
         assert!(!w.is_finished(), "worker {} woke for nothing", n + 1);
     }
