@@ -218,10 +218,16 @@ test('requests are served in order; a request for 2 waits for two slots and goes
   assert.equal(two.slots.length, 2);
   assert.deepEqual(Object.keys(two.tokens).sort(), [...two.slots].sort());
   assert.ok(two.fencingToken > y.fencingToken);
+  // Singles then go one free slot at a time, in their order (each release
+  // frees exactly one slot, so the order checked is etcd's, not the callbacks').
   await y.release();
+  const one = await within(waiting[1], 5000, 'the first single request');
+  assert.deepEqual(order, [[0, 2], [1, 1]], 'the later single request went first');
   await two.release();
-  for (const w of waiting.slice(1)) await (await within(w, 5000, 'a single request')).release();
+  const other = await within(waiting[2], 5000, 'the second single request');
   assert.deepEqual(order, [[0, 2], [1, 1], [2, 1]]);
+  await one.release();
+  await other.release();
   assert.deepEqual(liveKeys(name), []);
 });
 

@@ -155,10 +155,13 @@ def test_two_slots_are_served_before_later_single_requests(client, etcd, prefix)
     x.release()
     threads[0].join(5)
     assert order == [0] and sorted(got[0].slots) == ["0", "2"]
+    # Singles then go one free slot at a time, in their order (each release
+    # frees exactly one slot, so the order checked is etcd's, not the threads').
     y.release()
+    threads[1].join(5)
+    assert order == [0, 1], "the later single request went first"
     got[0].release()
-    for t in threads[1:]:
-        t.join(5)
+    threads[2].join(5)
     assert order == [0, 1, 2]
     for i in (1, 2):
         got[i].release()

@@ -108,12 +108,17 @@ async fn requests_are_served_in_order_and_two_slots_go_before_later_single_ones(
     x.release().await.unwrap();
     let two = waiting.remove(0).await.unwrap();
     assert_eq!(two.slots().len(), 2);
+    // Singles then go one free slot at a time, in their order (each release
+    // frees exactly one slot, so the order checked is etcd's, not the tasks').
+    let order_now = || order.lock().unwrap().iter().map(|(i, _)| *i).collect::<Vec<_>>();
     y.release().await.unwrap();
+    let one = waiting.remove(0).await.unwrap();
+    assert_eq!(order_now(), vec![0, 1], "the later single request went first");
     two.release().await.unwrap();
-    for w in waiting {
-        w.await.unwrap().release().await.unwrap();
-    }
-    assert_eq!(order.lock().unwrap().iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![0, 1, 2]);
+    let other = waiting.remove(0).await.unwrap();
+    assert_eq!(order_now(), vec![0, 1, 2]);
+    one.release().await.unwrap();
+    other.release().await.unwrap();
     // A turn that ends with its claim is no loss; every release counts.
     let m = c.metrics();
     assert!(m.losses.iter().all(|(_, n)| *n == 0), "turns counted as losses: {:?}", m.losses);
