@@ -336,6 +336,21 @@ impl LockGuard {
         r
     }
 
+    /// Marks the hold lost (a lock set's fenced write found this key gone).
+    pub(crate) fn mark_lost(&self, reason: LostReason) {
+        self.shared.mark_lost(reason);
+    }
+
+    /// Ends the hold with the key deleted in the background (a lock set whose release did not
+    /// answer: its key must still go).
+    pub(crate) fn release_in_background(&self) {
+        let s = &self.shared;
+        if s.mark_released() {
+            s.delete_in_background();
+            s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
+    }
+
     /// A Txn of the caller's that deletes this key is (`true`) or is no longer (`false`) in flight.
     pub(crate) fn set_ending(&self, on: bool) {
         self.shared.ending.store(on, Ordering::Release);

@@ -8,6 +8,7 @@ pub(crate) mod fence;
 pub(crate) mod follow;
 pub(crate) mod guard;
 pub(crate) mod inspect;
+pub(crate) mod lockset;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod mutex;

@@ -45,7 +45,7 @@ impl Client {
     }
 }
 
-fn check_permits(permits: u32) -> Result<()> {
+pub(crate) fn check_permits(permits: u32) -> Result<()> {
     if permits == 0 || permits > MAX_PERMITS {
         return Err(Error::invalid(format!("permits must be 1 to {MAX_PERMITS}, got {permits}")));
     }

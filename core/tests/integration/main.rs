@@ -22,6 +22,7 @@ mod faults;
 mod fence;
 mod inspect;
 mod late_copies;
+mod lockset;
 mod lease;
 mod members;
 mod metrics;

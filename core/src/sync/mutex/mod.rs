@@ -9,6 +9,7 @@ mod cleanup;
 mod enqueue;
 mod hints;
 mod kind;
+mod member;
 pub(crate) mod permits;
 mod placed;
 pub(crate) mod readers;

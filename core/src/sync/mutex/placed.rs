@@ -32,7 +32,7 @@ pub(super) enum Standing {
 
 impl Mutex {
     /// Where the key created at `my_rev` stands now, by this handle's rule.
-    async fn place(&self, my_rev: i64) -> Result<Place> {
+    pub(super) async fn place(&self, my_rev: i64) -> Result<Place> {
         match self.kind {
             Kind::Permits(p) => self.place_permits(p, my_rev).await,
             Kind::Read => self.place_reader(my_rev).await,
@@ -41,7 +41,7 @@ impl Mutex {
     }
 
     /// [`Mutex::place`], read again while etcd does not answer, until the lease is lost.
-    async fn place_patiently(&self, my_rev: i64, lease: &Lease) -> Result<Place> {
+    pub(super) async fn place_patiently(&self, my_rev: i64, lease: &Lease) -> Result<Place> {
         let mut backoff = Backoff::default();
         loop {
             match self.place(my_rev).await {
