@@ -61,6 +61,20 @@ export type HistogramSnapshot = import("./lib/types.js").HistogramSnapshot;
 export type Metrics = import("./lib/types.js").Metrics;
 export type WatchOptions = import("./lib/watch.js").WatchOptions;
 /**
+ * One change of a cache's copy.
+ */
+export type CacheEvent = import("./lib/cache.js").CacheEvent;
+/**
+ * One key of a cache's copy.
+ */
+export type CacheEntry = import("./lib/cache.js").CacheEntry;
+/**
+ * A cache's whole copy and the revision it is at, read together.
+ */
+export type CacheSnapshot = import("./lib/cache.js").CacheSnapshot;
+export type CacheWaitOptions = import("./lib/cache.js").CacheWaitOptions;
+export type CacheEventsOptions = import("./lib/cache.js").CacheEventsOptions;
+/**
  * Options of {@link Client#queue}.
  */
 export type QueueOptions = import("./lib/tasks.js").QueueOptions;
@@ -104,6 +118,8 @@ import { Observer } from "./lib/recipes.js";
 import { RwLock } from "./lib/recipes.js";
 import { Lease } from "./lib/lease.js";
 import { Watch } from "./lib/watch.js";
+import { Cache } from "./lib/cache.js";
+import { CacheEvents } from "./lib/cache.js";
 import { Registration } from "./lib/registration.js";
 import { Discovery } from "./lib/discovery.js";
 import { TaskQueue } from "./lib/tasks.js";
@@ -138,4 +154,4 @@ import { MAX_PERMITS } from "./lib/args.js";
 import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
 import { MAX_POOL_SLOTS } from "./lib/pool.js";
 import { MAX_POOL_COUNT } from "./lib/pool.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };

@@ -10,6 +10,7 @@
 //   lib/recipes.js       Election (Leadership, Observer) and RwLock
 //   lib/lease.js         Lease
 //   lib/watch.js         Watch
+//   lib/cache.js         Cache and CacheEvents (a local copy of a prefix kept in step with etcd)
 //   lib/registration.js  Registration (the service registry's writing side)
 //   lib/discovery.js     Discovery, grpcEndpoint, grpcEndpointAddr (its reading side)
 //   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
@@ -30,6 +31,7 @@ const { Lock } = require('./lib/lock.js');
 const { Leadership, Election, Observer, RwLock } = require('./lib/recipes.js');
 const { Lease } = require('./lib/lease.js');
 const { Watch } = require('./lib/watch.js');
+const { Cache, CacheEvents } = require('./lib/cache.js');
 const { Registration } = require('./lib/registration.js');
 const { Discovery, grpcEndpoint, grpcEndpointAddr } = require('./lib/discovery.js');
 const { EtcdlockError, AbortError, codes } = require('./lib/errors.js');
@@ -50,7 +52,7 @@ const { Fence, StaleFence } = require('./lib/fence.js');
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -116,6 +118,20 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
  * @typedef {import('./lib/types.js').Metrics} Metrics
  */
 /** @typedef {import('./lib/watch.js').WatchOptions} WatchOptions */
+/**
+ * One change of a cache's copy.
+ * @typedef {import('./lib/cache.js').CacheEvent} CacheEvent
+ */
+/**
+ * One key of a cache's copy.
+ * @typedef {import('./lib/cache.js').CacheEntry} CacheEntry
+ */
+/**
+ * A cache's whole copy and the revision it is at, read together.
+ * @typedef {import('./lib/cache.js').CacheSnapshot} CacheSnapshot
+ */
+/** @typedef {import('./lib/cache.js').CacheWaitOptions} CacheWaitOptions */
+/** @typedef {import('./lib/cache.js').CacheEventsOptions} CacheEventsOptions */
 /**
  * Options of {@link Client#queue}.
  * @typedef {import('./lib/tasks.js').QueueOptions} QueueOptions

@@ -7,6 +7,33 @@ export declare class CancelToken {
   cancel(): void
 }
 
+export declare class NativeCache {
+  prefix(): Buffer
+  /** The value of `key` in the copy, or null. */
+  get(key: Uint8Array): Buffer | null
+  snapshot(): NativeCacheSnapshot
+  /** The revision the copy is at. */
+  revision(): bigint
+  size(): number
+  /**
+   * Resolves once the copy is at `revision` or later; rejects `TIMEOUT` after `timeoutMs`
+   * (absent: no limit), `CANCELLED` when `cancel` fires, `CLOSED` if the cache or the client
+   * is closed meanwhile.
+   */
+  waitFor(revision: bigint, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null): Promise<undefined>
+  /** The copy's changes from now on, for one reader. */
+  events(): NativeCacheEvents
+  /** Stops following etcd (idempotent): later calls are `CLOSED`, waits end. */
+  close(): void
+}
+
+export declare class NativeCacheEvents {
+  /** The next event, or null once ended (this reader, the cache or the client closed). */
+  next(): Promise<NativeCacheEvent | null>
+  /** Ends this reader; a pending `next()` resolves null. */
+  close(): void
+}
+
 export declare class NativeClient {
   static connect(opts: ConnectOptions): Promise<NativeClient>
   /** Acquires `name`: `timeoutMs` absent = wait forever, 0 = try once. */
@@ -74,6 +101,8 @@ export declare class NativeClient {
   delete(key: Uint8Array): Promise<boolean>
   /** Resolves once etcd confirmed the watch. */
   watch(key: Uint8Array, prefix: boolean, startRevision: bigint | undefined | null, prevKv: boolean): Promise<NativeWatch>
+  /** Loads `prefix` at one revision into a local copy that follows etcd from there. */
+  cache(prefix: Uint8Array): Promise<NativeCache>
   /** Idempotent. Pending calls reject with `CLOSED`; leases are revoked (bounded). */
   close(): Promise<undefined>
   isClosed(): boolean
@@ -402,6 +431,32 @@ export interface NativeQueueStats {
   delayed: number
   claimed: number
   dead: number
+  revision: bigint
+}
+
+/** One key of the copy. */
+export interface NativeCacheEntry {
+  key: Buffer
+  value: Buffer
+  createRevision: bigint
+  modRevision: bigint
+  version: bigint
+  lease: bigint
+}
+
+/** A change of the copy: `type` is `'put'`, `'delete'` or `'resynced'`. */
+export interface NativeCacheEvent {
+  type: string
+  key: Buffer
+  value: Buffer
+  /** Absent when the copy did not have the key. */
+  prevValue?: Buffer
+  revision: bigint
+}
+
+/** The whole copy (in key order) and the revision it is at, read together. */
+export interface NativeCacheSnapshot {
+  entries: Array<NativeCacheEntry>
   revision: bigint
 }
 

@@ -33,6 +33,9 @@ import {
   Fence,
   StaleFence,
   type FenceKind,
+  type Cache,
+  type CacheEvent,
+  type CacheSnapshot,
 } from 'etcdlock';
 import { pg, sqlite, type PgClient, type SqliteDatabase } from 'etcdlock/fencing';
 
@@ -207,4 +210,24 @@ export async function fences(client: Client, lock: Lock, task: Task, db: PgClien
   }
   sqlite.install(file);
   return (await client.checkFence(f)) && (await client.checkFence(new Fence('q', 'accounts/7', 5n, f.cluster).toString()));
+}
+
+export async function cached(client: Client, signal: AbortSignal): Promise<bigint> {
+  const cache: Cache = await client.cache('config/');
+  const value: Buffer | null = cache.get('config/a');
+  const snap: CacheSnapshot = cache.snapshot();
+  const keys: Buffer[] = snap.entries.map((e) => e.key);
+  await cache.waitFor(await client.put('config/a', '1'), { timeout: 5000, signal });
+  await cache.waitFor(5);
+  for await (const ev of cache.events({ signal })) {
+    const e: CacheEvent = ev;
+    const prev: Buffer | undefined = e.prevValue;
+    console.log(e.type === 'put' || e.type === 'delete' || e.type === 'resynced', e.key, e.value, prev, value, keys);
+    break;
+  }
+  const size: number = cache.size;
+  const at: bigint = cache.revision;
+  cache.close();
+  await cache[Symbol.asyncDispose]();
+  return at + BigInt(size) + snap.revision;
 }

@@ -172,6 +172,15 @@ export class Client {
      */
     watch(key: Bytes, options?: WatchOptions): Watch;
     /**
+     * A local copy of every key under `prefix` (`''`: all), kept in step with etcd: resolves once
+     * loaded at one revision ({@link Cache}: `get`, `snapshot`, `revision`, `waitFor`, `events`).
+     * Rejects `CLOSED`, `UNAVAILABLE`; `INVALID_ARGUMENT` (sending nothing) for a prefix that is
+     * not a string or bytes.
+     * @param {Bytes} prefix
+     * @returns {Promise<Cache>}
+     */
+    cache(prefix: Bytes): Promise<Cache>;
+    /**
      * Registers `instance` of `service`: puts `<service>/<instance>` = `value` on a lease of its
      * own and keeps it there (registered again on a new lease whenever it is lost) until
      * {@link Registration#close}, the client's close or process exit. Resolves once registered.
@@ -236,6 +245,7 @@ import { PoolHolding } from "./pool.js";
 import { Fence } from "./fence.js";
 import type { WatchOptions } from './watch.js';
 import { Watch } from "./watch.js";
+import { Cache } from "./cache.js";
 import type { RegisterOptions } from './registration.js';
 import { Registration } from "./registration.js";
 import type { Instances } from './discovery.js';

@@ -1,7 +1,7 @@
 'use strict';
 // The Client: a connection to an etcd cluster, and every call that starts from one (locks and
 // the recipes' handles, leases, key-value, watches, the service registry, task queues,
-// once-per-period jobs, pools). It owns what it hands out that must stay reachable (held locks,
+// once-per-period jobs, pools, prefix caches). It owns what it hands out that must stay reachable (held locks,
 // live leases, open registrations, claimed tasks, won once slots, pool holdings).
 
 /** @import { Bytes } from './args.js' */
@@ -38,6 +38,7 @@ const { Fence } = require('./fence.js');
 const { Election, RwLock } = require('./recipes.js');
 const { Lease, checkLease } = require('./lease.js');
 const { Watch } = require('./watch.js');
+const { Cache } = require('./cache.js');
 const { Registration } = require('./registration.js');
 const { Discovery } = require('./discovery.js');
 const { Task, TaskQueue, checkQueue } = require('./tasks.js');
@@ -440,6 +441,24 @@ class Client {
     const o = toOptions(options, 'options');
     const startRevision = toRevision(o.startRevision, 'startRevision');
     return new Watch(this.#client().then((c) => c.watch(k, !!o.prefix, startRevision, !!o.prevKv)));
+  }
+
+  /**
+   * A local copy of every key under `prefix` (`''`: all), kept in step with etcd: resolves once
+   * loaded at one revision ({@link Cache}: `get`, `snapshot`, `revision`, `waitFor`, `events`).
+   * Rejects `CLOSED`, `UNAVAILABLE`; `INVALID_ARGUMENT` (sending nothing) for a prefix that is
+   * not a string or bytes.
+   * @param {Bytes} prefix
+   * @returns {Promise<Cache>}
+   */
+  async cache(prefix) {
+    const p = toBytes(prefix, 'prefix');
+    const client = await this.#client();
+    try {
+      return new Cache(await client.cache(p));
+    } catch (e) {
+      throw fromNative(e);
+    }
   }
 
   /**

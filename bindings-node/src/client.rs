@@ -9,7 +9,7 @@ use crate::promise;
 use crate::registry::{NativeDiscovery, NativeInstances, NativeRegistration};
 use crate::tasks::{NativeTask, NativeTaskQueue};
 use crate::watch::NativeWatch;
-use etcdlock::{ClientOptions, LockOptions, Op, Pem, RegisterOptions, TlsOptions, WatchOptions};
+use etcdlock::{CancellationToken, ClientOptions, LockOptions, Op, Pem, RegisterOptions, TlsOptions, WatchOptions};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -18,6 +18,9 @@ use std::time::Duration;
 #[napi]
 pub struct NativeClient {
     client: etcdlock::Client,
+    /// Cancelled by `close()`: ends what waits on a cache (`cache.rs`), which core's closing
+    /// does not.
+    closed: CancellationToken,
 }
 
 /// Connection options; the wrapper validates them and fills the defaults.
@@ -81,7 +84,7 @@ impl NativeClient {
         copts.tls = opts.tls.map(TlsOptions::from);
         let endpoints = opts.endpoints;
         promise::spawn(env, async move { etcdlock::Client::connect(endpoints, copts).await }, |_, client| {
-            Ok(NativeClient { client })
+            Ok(NativeClient { client, closed: CancellationToken::new() })
         })
     }
 
@@ -349,9 +352,17 @@ impl NativeClient {
         promise::spawn(env, async move { client.watch(key, opts).await }, |_, w| Ok(NativeWatch::new(w)))
     }
 
+    /// Loads `prefix` at one revision into a local copy that follows etcd from there.
+    #[napi]
+    pub fn cache<'env>(&self, env: &'env Env, prefix: &[u8]) -> Result<PromiseRaw<'env, crate::cache::NativeCache>> {
+        let (client, closed, prefix) = (self.client.clone(), self.closed.clone(), prefix.to_vec());
+        promise::spawn(env, async move { client.cache(prefix).await.map(|c| (client, c)) }, move |_, (client, c)| Ok(crate::cache::NativeCache::new(client, closed, c)))
+    }
+
     /// Idempotent. Pending calls reject with `CLOSED`; leases are revoked (bounded).
     #[napi]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        self.closed.cancel();
         let client = self.client.clone();
         promise::spawn(
             env,

@@ -9,6 +9,7 @@
 // would see the exported-only items as dead code.
 #![cfg_attr(test, allow(dead_code))]
 
+mod cache;
 mod client;
 mod election;
 mod error;

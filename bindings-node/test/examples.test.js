@@ -15,6 +15,7 @@ for (const [file, expected] of [
   ['quickstart.mjs', /^second try: WOULD_BLOCK\nwaiting: AbortError\n$/],
   ['recipes.mjs', /^leader before: null\nleader: node-1 ready, token ours\nleader after: null\ntwo readers at once: true\nreadme\/state: v2\n$/],
   ['registry.mjs', /^instances before: 0\ninstances: node-1 -> 10\.0\.0\.7:50051\ninstances: node-1 -> 10\.0\.0\.7:50052\ninstances after close: 0\n$/],
+  ['cache.mjs', /^a: 1, 1 key\(s\)\ncopy: readme\/config\/a=1, readme\/config\/b=2\nput readme\/config\/b\ndelete readme\/config\/a \(was 1\)\n$/],
   ['tasks.mjs', /^pending: 2\nclaimed img-18, attempt 1: resize img-18\nclaimed img-18, attempt 2: resize img-18\nclaimed img-17, attempt 1: resize img-17\ndead: img-18 after 2 attempts\nrequeued img-18, attempt 1\nreadme\/results\/img-17: done\nreadme\/results\/img-18: done\n$/],
   ['pool.mjs', /^a: gpu0, b: gpu1 \+ gpu2\na fourth now: WOULD_BLOCK\nc: gpu0 \(token larger than a's\)\nretried: true\ngpu0 held \(job-8\), gpu1 held, gpu2 held\n$/],
   ['fencing.mjs', /^first holder's fence holds: true\nlate write refused: NOT_HELD\nfirst holder's fence holds: false\nbalance: 80\n$/],

@@ -10,7 +10,7 @@ use crate::lock::{Kind, NativeLock};
 use crate::op::{value, Op};
 use crate::registry::NativeDiscovery;
 use crate::watch::NativeWatch;
-use etcdlock::{runtime, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Pem, Result, TlsOptions};
+use etcdlock::{runtime, CancellationToken, Client, ClientOptions, Error, ErrorKind, Op as TxnOp, Pem, Result, TlsOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
@@ -25,6 +25,9 @@ pub struct ClientInner {
     client: OnceCell<Client>,
     /// Set by `close()`, also before (or while) the connection is made.
     closed: AtomicBool,
+    /// Cancelled by `close()`: ends what waits on a cache (`cache.rs`), which the core's
+    /// closing does not.
+    pub closing: CancellationToken,
     pub pid: u32,
     /// The pool holdings Python handles share (`pool.rs`).
     pub pool_holdings: crate::pool::Holdings,
@@ -129,7 +132,7 @@ impl NativeClient {
             ..ClientOptions::default()
         };
         let pid = runtime::current_pid();
-        Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), pid, pool_holdings: Default::default() }) })
+        Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), closing: CancellationToken::new(), pid, pool_holdings: Default::default() }) })
     }
 
     fn connect(&self) -> Op {
@@ -146,6 +149,7 @@ impl NativeClient {
             return Op::fail(e);
         }
         self.inner.closed.store(true, Ordering::Release);
+        self.inner.closing.cancel();
         let client = self.inner.connected().cloned();
         Op::new(async move {
             if let Some(c) = client {
@@ -387,6 +391,12 @@ impl NativeClient {
         self.inner.check().py()?;
         etcdlock::check_lock_name(service).py()?;
         Ok(NativeDiscovery::new(self.inner.clone(), service.to_vec()))
+    }
+
+    /// Loads the prefix into a local copy that follows etcd; the op's value is a `Cache`.
+    fn cache(&self, prefix: &[u8]) -> PyResult<Op> {
+        self.inner.check().py()?;
+        Ok(crate::cache::load(self.inner.clone(), prefix.to_vec()))
     }
 
     /// A watch handle; it starts (is confirmed by etcd) with `start()` or the first `next()`.

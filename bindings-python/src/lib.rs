@@ -5,6 +5,7 @@
 //! on (sync API, GIL released, Ctrl-C aware) or submits to an asyncio loop's [`bridge::Bridge`].
 
 mod bridge;
+mod cache;
 mod client;
 mod election;
 mod errors;
@@ -60,6 +61,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lock::NativeLock>()?;
     m.add_class::<lease::NativeLease>()?;
     m.add_class::<watch::NativeWatch>()?;
+    m.add_class::<cache::NativeCache>()?;
+    m.add_class::<cache::NativeCacheEvents>()?;
     m.add_class::<election::NativeObserver>()?;
     m.add_class::<registry::NativeRegistration>()?;
     m.add_class::<registry::NativeRegistrationEvents>()?;

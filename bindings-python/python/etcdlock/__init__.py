@@ -1,5 +1,6 @@
 """etcdlock: leases with keepalive, resilient watches, and fair, fenced locks on etcd: a mutex,
-leader election, a semaphore and a read-write lock; pools of named slots; and a service registry.
+leader election, a semaphore and a read-write lock; pools of named slots; a service registry; and
+a local copy of a prefix kept in step with etcd (``client.cache``).
 
 Sync::
 
@@ -22,6 +23,8 @@ from . import _native, _ports
 from ._aio import AsyncClient, AsyncLease, AsyncLock, AsyncWatch
 from ._aio_recipes import AsyncElection, AsyncLeadership, AsyncObserver, AsyncRWLock
 from ._aio_registry import AsyncDiscovery, AsyncRegistration
+from ._aio_cache import AsyncCache, AsyncCacheEvents
+from ._cache import Cache, CacheEvent, CacheEvents, CacheSnapshot
 from ._args import MAX_PERMITS
 from ._common import Instance, Instances, Leader, LockState, QueueEntry, WatchEvent
 from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WouldBlock, WrongContextError
@@ -104,6 +107,12 @@ __all__ = [
     "AsyncLock",
     "AsyncLease",
     "AsyncWatch",
+    "Cache",
+    "CacheEvents",
+    "CacheEvent",
+    "CacheSnapshot",
+    "AsyncCache",
+    "AsyncCacheEvents",
     "Election",
     "Leadership",
     "Observer",

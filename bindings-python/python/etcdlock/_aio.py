@@ -19,6 +19,7 @@ from ._ports import LoopPort, loop_port
 
 if TYPE_CHECKING:
     from .fencing import Fence
+    from ._aio_cache import _Loading
     from ._aio_recipes import AsyncElection, AsyncRWLock
     from ._aio_registry import AsyncDiscovery, _Registering
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
@@ -274,6 +275,14 @@ class AsyncClient:
         """Deletes ``key``; returns whether it existed."""
         existed: bool = await _run(self._n.delete(_args.to_bytes(key, "key")))
         return existed
+
+    def cache(self, prefix: BytesLike) -> "_Loading":
+        """A local copy of every key under ``prefix`` kept in step with etcd (see
+        ``Client.cache``): ``cache = await client.cache("config/")``, or ``async with
+        client.cache("config/") as cache:`` (closed on exit)."""
+        from ._aio_cache import _Loading
+
+        return _Loading(self._n.cache(_args.to_bytes(prefix, "prefix")))
 
     def watch(self, key: BytesLike, *, prefix: bool = False, start_revision: Optional[int] = None) -> "AsyncWatch":
         """An async iterator of ``WatchEvent``. The watch starts at ``async with`` (or the first

@@ -16,6 +16,7 @@ from ._ports import thread_port
 
 if TYPE_CHECKING:
     from .fencing import Fence
+    from ._cache import Cache
     from ._recipes import Election, RWLock
     from ._registry import Discovery, Registration
     from ._once import Once, OnceSlot
@@ -294,6 +295,15 @@ class Client:
         """Deletes ``key``; returns whether it existed."""
         existed: bool = self._n.delete(_args.to_bytes(key, "key")).wait()
         return existed
+
+    def cache(self, prefix: BytesLike) -> "Cache":
+        """A local copy of every key under ``prefix`` (``""``: all), loaded at one revision and
+        kept in step with etcd: ``with client.cache("config/") as cache:`` — ``cache.get(key)``,
+        ``cache.snapshot()``, ``cache.revision``, ``cache.wait_for(client.put(...), timeout=5.0)``,
+        ``for ev in cache.events():``. Reads are local, at once, and may be behind etcd."""
+        from ._cache import Cache
+
+        return Cache(self._n.cache(_args.to_bytes(prefix, "prefix")).wait())
 
     def watch(self, key: BytesLike, *, prefix: bool = False, start_revision: Optional[int] = None) -> "Watch":
         """Watches ``key`` (every key under it with ``prefix=True``). Returns once etcd has
