@@ -16,6 +16,9 @@ pub(super) fn start(client: Client, inner: Weak<Inner>, from: i64) {
     let (prefix, stop) = (strong.prefix.clone(), strong.stop.clone());
     drop(strong);
     crate::runtime::spawn(async move {
+        // However the task ends (the client closed, the last handle dropped, the watch failed),
+        // waits on the copy end with it (`Cache::wait_for`, `CacheEvents::next`).
+        let _stopped = stop.clone().drop_guard();
         let mut revision = from;
         let mut backoff = Backoff::default();
         loop {

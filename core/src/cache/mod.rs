@@ -135,7 +135,15 @@ impl Cache {
     /// only with etcd's progress notices (etcd ≥ 3.5.8).
     pub async fn wait_for(&self, revision: i64, timeout: Duration) -> Result<()> {
         let mut rx = self.inner.revision.subscribe();
-        let reached = tokio::time::timeout(timeout, async { rx.wait_for(|r| *r >= revision).await.is_ok() }).await;
+        let stop = &self.inner.stop;
+        let reached = tokio::time::timeout(timeout, async {
+            let reached = tokio::select! {
+                r = rx.wait_for(|r| *r >= revision) => Some(r.is_ok()),
+                _ = stop.cancelled() => None,
+            };
+            reached.unwrap_or_else(|| *rx.borrow() >= revision)
+        })
+        .await;
         match reached {
             Ok(true) => Ok(()),
             Ok(false) => Err(Error::new(ErrorKind::Closed, "the cache stopped following etcd")),
@@ -145,7 +153,7 @@ impl Cache {
 
     /// The copy's changes from now on, in revision order, each revision's events together.
     pub fn events(&self) -> CacheEvents {
-        CacheEvents { rx: self.inner.events.subscribe(), revision: self.inner.revision.subscribe() }
+        CacheEvents { rx: self.inner.events.subscribe(), revision: self.inner.revision.subscribe(), stop: self.inner.stop.clone() }
     }
 }
 
@@ -154,12 +162,24 @@ impl Cache {
 pub struct CacheEvents {
     rx: broadcast::Receiver<CacheEvent>,
     revision: watch::Receiver<i64>,
+    /// Cancelled once the copy stopped following etcd (the client closed, ...).
+    stop: CancellationToken,
 }
 
 impl CacheEvents {
-    /// The next event; `None` once the cache stopped.
+    /// The next event; `None` once the cache stopped (its client closed, its last handle
+    /// dropped, its watch failed for good), after the events already delivered.
     pub async fn next(&mut self) -> Option<CacheEvent> {
-        match self.rx.recv().await {
+        let recv = tokio::select! {
+            biased;
+            r = self.rx.recv() => r,
+            _ = self.stop.cancelled() => match self.rx.try_recv() {
+                Ok(ev) => Ok(ev),
+                Err(broadcast::error::TryRecvError::Lagged(n)) => Err(broadcast::error::RecvError::Lagged(n)),
+                Err(_) => Err(broadcast::error::RecvError::Closed),
+            },
+        };
+        match recv {
             Ok(ev) => Some(ev),
             Err(broadcast::error::RecvError::Closed) => None,
             Err(broadcast::error::RecvError::Lagged(_)) => {

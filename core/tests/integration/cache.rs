@@ -149,3 +149,25 @@ async fn a_cache_follows_every_write_across_a_killed_leader() {
     writer.close().await;
     c.close().await;
 }
+
+// covers: CACHE-CLOSE-001
+#[tokio::test]
+async fn closing_the_client_ends_a_waiting_wait_for_and_events_reader() {
+    let c = client().await;
+    let p = prefix("cache-close");
+    let cache = c.cache(p.clone()).await.unwrap();
+    let mut events = cache.events();
+    let (waiting, reading) = {
+        let cache = cache.clone();
+        let far = cache.revision() + 1_000_000;
+        (tokio::spawn(async move { cache.wait_for(far, Duration::from_secs(30)).await }), tokio::spawn(async move { events.next().await }))
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    c.close().await;
+    let waited = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("wait_for outlived the client's close").unwrap();
+    assert_eq!(waited.unwrap_err().kind(), etcdlock::ErrorKind::Closed);
+    let read = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("the events reader outlived the client's close").unwrap();
+    assert!(read.is_none());
+    // The copy is still readable; it just no longer follows.
+    assert_eq!(cache.get(format!("{p}x").as_bytes()), None);
+}
