@@ -80,8 +80,8 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
 full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
-full_bg "history checker: once-per-period and pool rules, controls" \
-    bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py'
+full_bg "history checker: once-per-period, pool and database-fencing rules, controls" \
+    bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py && python3 tests/history/fence_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
     tests/history/test_scenarios.py tests/history/test_watch_faults.py tests/history/test_partition.py tests/history/test_late_copies.py tests/history/test_soak.py
 stage_wait
@@ -100,6 +100,7 @@ full "Bench smoke" python3 bench/run.py --rounds 1 --seconds 0.2
 full "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds 1 --seconds 0.2 --only tls
 full "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
 full "Bench task queue smoke" cargo run --quiet --release -p etcdlock-bench --example tasks -- --tasks 100 --workers 4
+full "Bench lock set smoke" cargo run --quiet --release -p etcdlock-bench --example lockset -- --seconds 0.2
 full "Bench prefix cache smoke" cargo run --quiet --release -p etcdlock-bench --example cache -- --keys 2000 --writers 4 --seconds 0.5
 full "Bench election failover smoke" cargo run --quiet --release -p etcdlock-bench --example failover -- --rounds 1 --ttl 2 --go
 full "demo" ./demo.sh --duration 20
