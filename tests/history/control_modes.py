@@ -82,19 +82,21 @@ class Run:
         self.nemesis = history.Recorder(os.path.join(self.tmp, "nemesis.jsonl"), "nemesis")
         return self
 
-    def spawn(self, name: str, script: str, args: list[str]):
-        """Starts ``script`` (next to this file) as the worker ``name``."""
+    def spawn(self, name: str, script: str, args: list[str], endpoints: str | None = None):
+        """Starts ``script`` (next to this file) as the worker ``name`` (talking to ``endpoints``,
+        by default the run's etcd)."""
         path = os.path.join(self.tmp, f"{name}.jsonl")
         self.paths.append(path)
-        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), script), "--endpoints", self.endpoints,
+        cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), script), "--endpoints", endpoints or self.endpoints,
                "--history", path, "--process", name, *args]
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, f"{name}.err"), "w"))
         self.procs.append(p)
         return p
 
-    def finish(self, wait_s: float, settle_s: float, log) -> dict:
+    def finish(self, wait_s: float, settle_s: float, log, cross_check: bool = True) -> dict:
         """Waits up to ``wait_s`` for each worker to end (killing one that does not), then reads
-        etcd's complete history (``LiveWatcher.finish``)."""
+        etcd's complete history (``LiveWatcher.finish``; ``cross_check``: against a post-run read
+        too, which a run that compacted cannot have)."""
         for p in self.procs:
             try:
                 p.wait(timeout=max(5.0, wait_s))
@@ -102,7 +104,7 @@ class Run:
                 p.kill()
                 p.wait(5)
                 log(f"    a worker (pid {p.pid}) did not finish in time: killed")
-        return self.watcher.finish(settle_s=settle_s, timeout=30)
+        return self.watcher.finish(settle_s=settle_s, timeout=30, cross_check=cross_check)
 
     def records(self) -> list[dict]:
         return history.load(self.paths + [os.path.join(self.tmp, "nemesis.jsonl")])
