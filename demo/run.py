@@ -22,6 +22,7 @@ throwaway CA, server and client certificate made for the run in a temp dir; ever
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -42,6 +43,7 @@ import etcd_harness  # noqa: E402
 import etcd_history  # noqa: E402
 import checks  # noqa: E402
 import coordination  # noqa: E402
+import database  # noqa: E402
 import tasks  # noqa: E402
 import observe  # noqa: E402
 import timeline_svg  # noqa: E402
@@ -112,7 +114,7 @@ class Run:
 
     def show(self, ev: dict) -> None:
         kind = ev["ev"]
-        if kind not in ("acquired", "write_refused", "write_unknown", "lost", "error", "unregistered", "registered_again"):
+        if kind not in ("acquired", "write_refused", "db_refused", "write_unknown", "lost", "error", "unregistered", "registered_again"):
             return
         color = COLORS.get(ev["lang"], "")
         who = f"{color}{ev['label']:<10}{RESET} pid {ev['pid']:<7}"
@@ -122,6 +124,8 @@ class Run:
             print(f"  {t}  {who} holds the lock   token {ev['token']:<6}" + (f" waited {wait:7.1f} ms" if wait is not None else ""))
         elif kind == "write_refused":
             print(f"  {t}  {who} {RED}guarded write REFUSED{RESET} (token {ev['token']}: it no longer holds the lock)")
+        elif kind == "db_refused":
+            print(f"  {t}  {who} {RED}PostgreSQL REFUSED its write{RESET} (token {ev['token']}: a newer holder has written there)")
         elif kind == "write_unknown":
             print(f"  {t}  {who} {RED}guarded write outcome UNKNOWN{RESET} (token {ev['token']}: {ev.get('error')}; "
                   "it may or may not have been committed)")
@@ -182,7 +186,8 @@ def episodes(run: Run, cluster: etcd_harness.Cluster, pool: workers.Pool, args, 
                 os.kill(h["pid"], signal.SIGKILL)
                 done["kill"] = {"label": h["label"], "token": h["token"], "t": time.monotonic_ns()}
         elif name == "freeze":
-            h = wait_for_holder(run, langs, 5)
+            # A Python worker writes to PostgreSQL too: freezing one shows the database refuse it.
+            h = wait_for_holder(run, {"python"} & langs if "DEMO_PG" in pool.env else langs, 5)
             if not h:
                 skip(run, done, name, "no worker became the holder within 5 s")
             else:
@@ -233,13 +238,17 @@ def main() -> int:
 
     cert_dir = tempfile.mkdtemp(prefix="etcdlock-demo-certs-") if args.tls else None
     try:
-        return demo(args, plan, counts, cert_dir, second, third)
+        # The counter also lives in PostgreSQL, written by the Python workers through the fence.
+        with (database.Database() if counts.get("python") else contextlib.nullcontext()) as db:
+            if db:
+                print(f"{BOLD}a PostgreSQL for the fenced counter{RESET} at 127.0.0.1:{db.pg.port}")
+            return demo(args, plan, counts, cert_dir, second, third, db)
     finally:
         if cert_dir:
             shutil.rmtree(cert_dir, ignore_errors=True)
 
 
-def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list[str], third: list[str]) -> int:
+def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list[str], third: list[str], db) -> int:
     tls = " serving TLS, client certificates required" if cert_dir else ""
     print(f"{BOLD}starting a 3-member etcd cluster on 127.0.0.1{tls}{RESET} (250 ms election timeout) ...")
     # A short election timeout keeps the leader episode brief next to the 2 s default TTL; with
@@ -266,6 +275,8 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         run = Run(t0)
         env = {"ETCDLOCK_ENDPOINTS": endpoints, "DEMO_LOCK": LOCK, "DEMO_COUNTER": COUNTER,
                "DEMO_TTL": str(args.ttl), "DEMO_WORK_MS": str(args.work_ms), "DEMO_UNTIL_NS": str(until)}
+        if db:
+            env["DEMO_PG"] = db.dsn
         if cert_dir:
             env.update(cluster.client_env())
         tls_args = {}
@@ -299,12 +310,13 @@ def demo(args, plan: list[str], counts: dict, cert_dir: str | None, second: list
         leftovers = {"keys": [k for k in etcd_hist["keys_at_end"] if k.startswith(LOCK + "/")],
                      "leases": etcd_hist["leases_at_end"]}
         counter = checks.read_counter(cluster, COUNTER)
+        db_results = database.checks(db, run.events, done) if db else []
         # The second phase (election, semaphore) on the same cluster, once the mutex run is over.
         phase2 = coordination.run(cluster, args, env, second, t0, COLORS) if second else None
         # The third phase (the task queue), once the second is over.
         phase3 = tasks.run(cluster, args, env, t0, COLORS) if third else None
 
-    results = checks.run_all(run.events, history, leftovers, counter, done)
+    results = checks.run_all(run.events, history, leftovers, counter, done) + db_results
     os.makedirs(args.report_dir, exist_ok=True)
     hist_path = os.path.join(args.report_dir, "history.jsonl")
     etcd_path = os.path.join(args.report_dir, "etcd-history.json")

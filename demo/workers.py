@@ -77,6 +77,9 @@ def build(langs: list[str]) -> None:
         sh(["cargo", "build", "--quiet", "--release", "-p", "etcdlock-bench", "--example", "demo_worker"])
     if "python" in langs:
         sh([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "./bindings-python"])
+        # The fenced counter in PostgreSQL (demo/database.py) goes through psycopg 3.
+        if subprocess.run([sys.executable, "-c", "import psycopg"], capture_output=True).returncode != 0:
+            sh([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "psycopg[binary]>=3.1,<4"])
     if "node" in langs:
         node_dir = os.path.join(REPO, "bindings-node")
         sh(["npm", "install", "--silent", "--no-audit", "--no-fund"], cwd=node_dir)

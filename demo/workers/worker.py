@@ -2,6 +2,7 @@
 
 Environment: ETCDLOCK_ENDPOINTS, DEMO_LOCK, DEMO_COUNTER, DEMO_TTL, DEMO_WORK_MS,
 DEMO_UNTIL_NS (a CLOCK_MONOTONIC deadline; time.monotonic_ns reads that clock on Linux); with
+DEMO_PG (a PostgreSQL DSN) also the fenced counter there (demo/database.py); with
 https:// endpoints (demo.sh --tls) also DEMO_TLS_CA, DEMO_TLS_CERT, DEMO_TLS_KEY (PEM file paths).
 DEMO_MODE=election or DEMO_MODE=semaphore runs the demo's second phase instead (demo/coordination.py):
 campaign in DEMO_ELECTION proposing DEMO_LABEL and, while leading, proclaim and make fenced writes
@@ -38,6 +39,7 @@ def main():
             return
         # The value is who queues: the report's queue inspection shows it.
         lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]), value=f"python pid {os.getpid()}")
+        db = db_connect(env)
         reg = register(client, env)
         emit(ev="ready")
         while time.monotonic_ns() < until:
@@ -51,7 +53,10 @@ def main():
             token = lock.fencing_token
             emit(ev="acquired", token=token, key=lock.key.decode())
             lock.on_lost(lambda reason, token=token: emit(ev="lost", token=token, reason=reason))
+            fence = lock.fence() if db is not None else None  # taken with the lock, used after the work
             time.sleep(work)
+            if db is not None:
+                db_increment(db, fence, token)
             try:
                 current = int(client.get(env["DEMO_COUNTER"]) or 0)
             except etcdlock.Error as e:  # no write without the value it increments; release all the same
@@ -73,6 +78,28 @@ def main():
             reg.close()
         emit(ev="metrics", text=client.metrics_text())
     emit(ev="done")
+
+
+def db_connect(env):
+    """With DEMO_PG (demo/database.py): a PostgreSQL connection for the fenced counter there."""
+    if not env.get("DEMO_PG"):
+        return None
+    import psycopg
+    return psycopg.connect(env["DEMO_PG"])
+
+
+def db_increment(db, fence, token):
+    """Increments the counter in PostgreSQL in a transaction that the database lets commit only
+    if no newer holder of the lock has written (the fence's check, before the writes)."""
+    from etcdlock.fencing import StaleFence, postgres
+    try:
+        with db.transaction():
+            postgres.check(db, fence)
+            db.execute("UPDATE demo_counter SET n = n + 1 WHERE id = 1")
+            db.execute("INSERT INTO demo_writes (worker, token) VALUES (%s, %s)", (os.environ["DEMO_LABEL"], token))
+        emit(ev="db_wrote", token=token)
+    except StaleFence as e:
+        emit(ev="db_refused", token=token, error=str(e))
 
 
 def register(client, env):
