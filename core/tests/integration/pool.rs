@@ -251,3 +251,26 @@ async fn holdings_and_a_waiting_request_outlive_a_killed_leader() {
     next.release().await.unwrap();
     c.close().await;
 }
+
+// covers: FENCE-POOL-001
+#[tokio::test]
+async fn a_slots_fence_checks_while_held_and_not_after() {
+    let c = client().await;
+    let name = prefix("pool-fence") + "p";
+    let pool = c.pool(name.clone(), PoolOptions::named(["a", "b"])).unwrap();
+    let held = pool.acquire(2).await.unwrap();
+    let fence = held.fence("b").await.unwrap();
+    assert_eq!(fence.kind, etcdlock::FenceKind::Key);
+    assert_eq!(fence.name, format!("{name}/slot/b").into_bytes());
+    assert_eq!(fence.token, held.tokens().iter().find(|(s, _)| s == "b").unwrap().1);
+    let parsed: etcdlock::Fence = fence.to_string().parse().unwrap();
+    assert!(c.check_fence(&parsed).await.unwrap());
+    assert_eq!(held.fence("z").await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    held.release().await.unwrap();
+    assert!(!c.check_fence(&parsed).await.unwrap(), "a released slot's fence still checks");
+    let next = pool.acquire(1).await.unwrap();
+    let newer = next.fence(next.slots()[0]).await.unwrap();
+    assert!(newer.token > fence.token);
+    next.release().await.unwrap();
+    c.close().await;
+}

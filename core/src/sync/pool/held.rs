@@ -146,6 +146,18 @@ impl PoolGuard {
         Ok(resp.header().map_or(0, |h| h.revision()))
     }
 
+    /// The [`Fence`](crate::Fence) of slot `slot` of this holding (its key `<pool>/slot/<id>`,
+    /// created at its token), for a database or a service to check; `InvalidArgument` if the
+    /// holding has no such slot.
+    pub async fn fence(&self, slot: &str) -> Result<crate::Fence> {
+        let h = &self.inner;
+        let Some((_, token)) = h.slots.iter().find(|(s, _)| s == slot) else {
+            return Err(Error::invalid(format!("this holding has no slot {slot:?} (it holds {:?})", self.slots())));
+        };
+        let cluster = h.lease.client().cluster_id().await?;
+        Ok(crate::Fence { kind: crate::FenceKind::Key, name: h.keys.slot(slot), token: *token, cluster })
+    }
+
     /// Gives every slot back at once (each free for the next request), in one Txn that applies
     /// only while they are this holding's. `NotHeld` if already released or lost.
     pub async fn release(&self) -> Result<()> {
