@@ -96,6 +96,8 @@ else
     fail "scripts/package.sh ${builds// / + }"
 fi
 calls_clean "the package builds did not call protoc"
+check "THIRD-PARTY-LICENSES names every crate the binaries link, with their licence texts (up to date with Cargo.lock)" \
+    "$PY" scripts/third-party-licenses.py --check
 wheel="$(ls "$dist"/etcdlock-"$version"-*.whl 2>/dev/null | head -1 || true)"
 sdist="$dist/etcdlock-$version.tar.gz"
 tgz="$dist/etcdlock-$version.tgz"

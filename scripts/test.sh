@@ -40,6 +40,7 @@ stage "the stage runner's self-test" bash scripts/lib/test-stages.sh
 stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-deps.sh
 stage "every build shares one feature resolution" bash scripts/check-features.sh
 stage "no layer of core imports from one above it" bash scripts/check-layers.sh
+stage "every script the docs name is executable" bash scripts/check-run-bits.sh
 # The Go resolver program (tests/interop) too: the registry test would build it itself, later.
 full_bg "etcd 3.6.16 and 3.5.35, and the Go resolver program, built from the Go module proxy" \
     bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35 && bash scripts/build-go-resolver.sh >/dev/null'
