@@ -291,6 +291,15 @@ impl NativeClient {
         self.handle(name, ttl, Kind::Mutex, value)
     }
 
+    /// A lock set handle; sends nothing. `members` as `(name, mode, permits)` (see
+    /// `lockset.rs`); members, TTL and value are checked at once by the core's checks
+    /// (ValueError), all of them if connected, else the rest on first use.
+    #[pyo3(signature = (members, ttl, value=None))]
+    fn lock_set(&self, members: Vec<crate::lockset::MemberArg<'_>>, ttl: i64, value: Option<&[u8]>) -> PyResult<crate::lockset::NativeLockSet> {
+        self.inner.check().py()?;
+        crate::lockset::NativeLockSet::new(self.inner.clone(), members, ttl, value.unwrap_or_default().to_vec()).py()
+    }
+
     /// A handle that takes `count` of `permits` (1 to 1024) of the semaphore `name` per
     /// acquisition (the core checks `count` once connected).
     #[pyo3(signature = (name, permits, ttl, value=None, count=1))]

@@ -12,6 +12,7 @@ mod errors;
 mod follow;
 mod lease;
 mod lock;
+mod lockset;
 mod log;
 mod metrics;
 mod once;
@@ -59,6 +60,7 @@ fn _caller_spin() -> f64 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::NativeClient>()?;
     m.add_class::<lock::NativeLock>()?;
+    m.add_class::<lockset::NativeLockSet>()?;
     m.add_class::<lease::NativeLease>()?;
     m.add_class::<watch::NativeWatch>()?;
     m.add_class::<cache::NativeCache>()?;
@@ -82,6 +84,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::grpc_endpoint_addr, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_start, m)?)?;
     m.add_function(wrap_pyfunction!(log::_log_level, m)?)?;
+    m.add("MAX_LOCK_SET", etcdlock::MAX_LOCK_SET)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -36,6 +36,12 @@ from history import Recorder  # noqa: E402
 MODES = ("correct", "unfenced", "one-by-one", "first-only")
 
 
+def acquire(handle, timeout):
+    """``handle.acquire`` (a ``Lock`` or ``LockSet``: False on a timeout), raising LockTimeout."""
+    if not handle.acquire(timeout=timeout):
+        raise etcdlock.LockTimeout(f"not acquired within {timeout} s")
+
+
 class OneByOne:
     """Each name's own lock, taken in order; what was taken is released on a failure."""
 
@@ -44,7 +50,7 @@ class OneByOne:
         try:
             for n in names:
                 lock = client.lock(n, ttl=ttl)
-                lock.acquire(timeout=timeout)
+                acquire(lock, timeout)
                 self.locks.append(lock)
         except BaseException:
             self.release()
@@ -66,10 +72,10 @@ def take(client, mode, names, ttl, timeout):
         return h, h.token, h.locks[-1]
     if mode == "first-only":
         lock = client.lock(names[0], ttl=ttl)
-        lock.acquire(timeout=timeout)
+        acquire(lock, timeout)
         return lock, lock.fencing_token, lock
     locks = client.lock_set(names, ttl=ttl)
-    locks.acquire(timeout=timeout)
+    acquire(locks, timeout)
     return locks, locks.fencing_token, None if mode == "unfenced" else locks
 
 

@@ -1,6 +1,7 @@
 """etcdlock: leases with keepalive, resilient watches, and fair, fenced locks on etcd: a mutex,
-leader election, a semaphore and a read-write lock; pools of named slots; a service registry; and
-a local copy of a prefix kept in step with etcd (``client.cache``).
+leader election, a semaphore and a read-write lock; lock sets (several names at once, one
+token); pools of named slots; a service registry; and a local copy of a prefix kept in step
+with etcd (``client.cache``).
 
 Sync::
 
@@ -37,6 +38,8 @@ from ._tasks_common import DeadTask, QueueStats
 from ._once import AsyncOnce, Once, OnceSlot
 from ._pool import Pool, PoolHolding, SlotInfo
 from ._aio_pool import AsyncPool, AsyncPoolHolding
+from ._lockset import MAX_LOCK_SET, LockSet, SetMember, permit, read, write
+from ._aio_lockset import AsyncLockSet
 from .fencing import Fence, StaleFence
 
 __version__: str = _native.__version__
@@ -159,6 +162,13 @@ __all__ = [
     "AsyncPool",
     "AsyncPoolHolding",
     "SlotInfo",
+    "LockSet",
+    "AsyncLockSet",
+    "SetMember",
+    "read",
+    "write",
+    "permit",
+    "MAX_LOCK_SET",
     "Fence",
     "StaleFence",
 ]

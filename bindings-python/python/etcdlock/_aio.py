@@ -8,7 +8,7 @@ propagates."""
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, List, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Iterable, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from ._aio_tasks import AsyncTask, AsyncTaskQueue
     from ._once import AsyncOnce, OnceSlot
     from ._aio_pool import AsyncPool, AsyncPoolHolding
+    from ._aio_lockset import AsyncLockSet
+    from ._lockset import MemberArg
     from ._pool import SlotInfo
 
 
@@ -110,6 +112,20 @@ class AsyncClient:
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
         return AsyncLock(self._n.lock(n, t, v), timeout)
+
+    def lock_set(
+        self, members: "Iterable[MemberArg]", ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None
+    ) -> "AsyncLockSet":
+        """A handle on several lock names taken together (see ``Client.lock_set``): ``async
+        with client.lock_set(["acct/1", "acct/2"], timeout=5.0) as locks:``. How many, none
+        twice and none under another are checked at once when the client is connected (else at
+        the first acquire)."""
+        from ._aio_lockset import AsyncLockSet
+        from ._lockset import native_lock_set
+
+        _log.refresh()
+        n, members_ = native_lock_set(self._n, members, ttl, timeout, value)
+        return AsyncLockSet(n, members_, timeout)
 
     def semaphore(
         self,
@@ -236,10 +252,12 @@ class AsyncClient:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["AsyncLease"] = None,
-        if_held: Optional[Union["AsyncLock", "AsyncTask", "OnceSlot", "AsyncPoolHolding"]] = None,
+        if_held: Optional[Union["AsyncLock", "AsyncTask", "OnceSlot", "AsyncPoolHolding", "AsyncLockSet"]] = None,
     ) -> int:
         """Like ``Client.put``: returns the revision; with ``if_held`` (a lock, a claimed task, a
-        period's slot or a pool's holding), ``NotHeld`` and nothing written unless it is held."""
+        period's slot, a pool's holding or a lock set), ``NotHeld`` and nothing written unless it
+        is held."""
+        from ._aio_lockset import AsyncLockSet
         from ._aio_pool import AsyncPoolHolding
         from ._aio_tasks import AsyncTask
         from ._once import OnceSlot
@@ -247,12 +265,12 @@ class AsyncClient:
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, AsyncLease):
             raise TypeError(f"lease must be an etcdlock.AsyncLease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask, OnceSlot, AsyncPoolHolding)):
+        if if_held is not None and not isinstance(if_held, (AsyncLock, AsyncTask, OnceSlot, AsyncPoolHolding, AsyncLockSet)):
             raise TypeError(
-                f"if_held must be an etcdlock.AsyncLock, AsyncTask, OnceSlot or AsyncPoolHolding, not {type(if_held).__name__}"
+                f"if_held must be an etcdlock.AsyncLock, AsyncTask, OnceSlot, AsyncPoolHolding or AsyncLockSet, not {type(if_held).__name__}"
             )
         nl = lease._n if lease is not None else None
-        if isinstance(if_held, (OnceSlot, AsyncPoolHolding)):
+        if isinstance(if_held, (OnceSlot, AsyncPoolHolding, AsyncLockSet)):
             slot_revision: int = await _run(if_held._n.put(k, v, nl))
             return slot_revision
         nh = if_held._n if isinstance(if_held, AsyncLock) else None

@@ -5,7 +5,7 @@ that Ctrl-C raises ``KeyboardInterrupt`` promptly; an interrupted ``acquire()`` 
 lock queue (its cleanup finished) by the time the exception propagates."""
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native
 from ._args import BytesLike
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._registry import Discovery, Registration
     from ._once import Once, OnceSlot
     from ._pool import Pool, PoolHolding, SlotInfo
+    from ._lockset import LockSet, MemberArg
     from ._tasks import Task, TaskQueue
 
 
@@ -85,6 +86,22 @@ class Client:
         _args.acquire_timeout(True, timeout)
         v = None if value is None else _args.to_bytes(value, "value")
         return Lock(self._n.lock(n, t, v), timeout)
+
+    def lock_set(
+        self, members: "Iterable[MemberArg]", ttl: int = DEFAULT_TTL, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None
+    ) -> "LockSet":
+        """A handle on several lock names taken together, all or none, with one fencing token
+        (nothing is sent yet): ``with client.lock_set(["acct/1", "acct/2"], timeout=5.0) as
+        locks:``. ``members``: 1 to 64 names (each exclusive, as ``client.lock``) or
+        ``etcdlock.read(name)``, ``etcdlock.write(name)``, ``etcdlock.permit(name, permits)``;
+        none twice, none under another (``a`` and ``a/b``): ``ValueError``. Any order: callers
+        listing the same names in other orders never deadlock. ``ttl``, ``timeout`` and
+        ``value`` as for ``lock``; the keys are on this client's lease for ``ttl``."""
+        from ._lockset import LockSet, native_lock_set
+
+        _log.refresh()
+        n, members_ = native_lock_set(self._n, members, ttl, timeout, value)
+        return LockSet(n, members_, timeout)
 
     def semaphore(
         self,
@@ -252,13 +269,14 @@ class Client:
         key: BytesLike,
         value: BytesLike,
         lease: Optional["Lease"] = None,
-        if_held: Optional[Union["Lock", "Task", "OnceSlot", "PoolHolding"]] = None,
+        if_held: Optional[Union["Lock", "Task", "OnceSlot", "PoolHolding", "LockSet"]] = None,
     ) -> int:
         """Writes ``value`` at ``key`` (attached to ``lease`` if given) and returns the write's
         revision. With ``if_held=lock`` (or a claimed ``Task``, a period's ``OnceSlot``, a
         pool's ``PoolHolding``) the write happens only while that lock (or claim, or every slot
-        of the holding) is held (etcd checks it in the same transaction); otherwise ``NotHeld``
-        is raised and nothing is written."""
+        of the holding, or every member of a ``LockSet``) is held (etcd checks it in the same
+        transaction); otherwise ``NotHeld`` is raised and nothing is written."""
+        from ._lockset import LockSet
         from ._once import OnceSlot
         from ._pool import PoolHolding
         from ._tasks import Task
@@ -266,10 +284,10 @@ class Client:
         k, v = _args.to_bytes(key, "key"), _args.to_bytes(value, "value")
         if lease is not None and not isinstance(lease, Lease):
             raise TypeError(f"lease must be an etcdlock.Lease, not {type(lease).__name__}")
-        if if_held is not None and not isinstance(if_held, (Lock, Task, OnceSlot, PoolHolding)):
-            raise TypeError(f"if_held must be an etcdlock.Lock, Task, OnceSlot or PoolHolding, not {type(if_held).__name__}")
+        if if_held is not None and not isinstance(if_held, (Lock, Task, OnceSlot, PoolHolding, LockSet)):
+            raise TypeError(f"if_held must be an etcdlock.Lock, Task, OnceSlot, PoolHolding or LockSet, not {type(if_held).__name__}")
         nl = lease._n if lease is not None else None
-        if isinstance(if_held, (OnceSlot, PoolHolding)):
+        if isinstance(if_held, (OnceSlot, PoolHolding, LockSet)):
             slot_revision: int = if_held._n.put(k, v, nl).wait()
             return slot_revision
         nh = if_held._n if isinstance(if_held, Lock) else None
