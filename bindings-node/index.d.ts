@@ -107,6 +107,22 @@ export type PoolAcquireOptions = import("./lib/pool.js").PoolAcquireOptions;
  */
 export type SlotInfo = import("./lib/pool.js").SlotInfo;
 /**
+ * How a lock set holds one name.
+ */
+export type SetMode = import("./lib/lockset.js").SetMode;
+/**
+ * One member given to `client.lockSet()`: a name (exclusive), `{ name, mode }` or `{ name, permits }`.
+ */
+export type SetMemberSpec = import("./lib/lockset.js").SetMemberSpec;
+/**
+ * One member of a held lock set.
+ */
+export type SetMember = import("./lib/lockset.js").SetMember;
+/**
+ * Options of {@link Client#lockSet}.
+ */
+export type LockSetOptions = import("./lib/lockset.js").LockSetOptions;
+/**
  * What a fence names: `'q'`, a key of a lock's queue; `'k'`, a single key (a pool's slot).
  */
 export type FenceKind = import("./lib/fence.js").FenceKind;
@@ -127,6 +143,7 @@ import { Task } from "./lib/tasks.js";
 import { OnceSlot } from "./lib/once.js";
 import { Pool } from "./lib/pool.js";
 import { PoolHolding } from "./lib/pool.js";
+import { LockSet } from "./lib/lockset.js";
 import { Fence } from "./lib/fence.js";
 import { StaleFence } from "./lib/fence.js";
 import { EtcdlockError } from "./lib/errors.js";
@@ -154,4 +171,5 @@ import { MAX_PERMITS } from "./lib/args.js";
 import { MAX_TASK_PAYLOAD_LEN } from "./lib/tasks.js";
 import { MAX_POOL_SLOTS } from "./lib/pool.js";
 import { MAX_POOL_COUNT } from "./lib/pool.js";
-export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+import { MAX_LOCK_SET } from "./lib/lockset.js";
+export { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, LockSet, Fence, StaleFence, EtcdlockError, AbortError, codes, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT, MAX_LOCK_SET };

@@ -16,6 +16,7 @@
 //   lib/tasks.js         TaskQueue and Task (the task queue), MAX_TASK_PAYLOAD_LEN
 //   lib/once.js          OnceSlot (once-per-period jobs)
 //   lib/pool.js          Pool and PoolHolding (pools of named slots), MAX_POOL_SLOTS, MAX_POOL_COUNT
+//   lib/lockset.js       LockSet (several lock names at once, one token), MAX_LOCK_SET
 //   lib/fence.js         Fence (an acquisition as a database checks it) and StaleFence
 //   lib/fencing.js       `etcdlock/fencing`: the database's fence check (pg, sqlite helpers)
 //   lib/errors.js        EtcdlockError, AbortError, codes
@@ -40,6 +41,7 @@ const { MAX_PERMITS } = require('./lib/args.js');
 const { TaskQueue, Task, MAX_TASK_PAYLOAD_LEN } = require('./lib/tasks.js');
 const { OnceSlot } = require('./lib/once.js');
 const { Pool, PoolHolding, MAX_POOL_SLOTS, MAX_POOL_COUNT } = require('./lib/pool.js');
+const { LockSet, MAX_LOCK_SET } = require('./lib/lockset.js');
 const { Fence, StaleFence } = require('./lib/fence.js');
 
 /**
@@ -52,7 +54,7 @@ const { Fence, StaleFence } = require('./lib/fence.js');
  */
 const logChannels = log.channels;
 
-module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT };
+module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, LockSet, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT, MAX_LOCK_SET };
 
 // The types of the API's plain objects, which index.d.ts exports: each is defined in the module of
 // its class, or in lib/types.js; a summary is repeated here for what editors show on `etcdlock`'s.
@@ -163,6 +165,22 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
 /**
  * One slot of a pool as etcd has it.
  * @typedef {import('./lib/pool.js').SlotInfo} SlotInfo
+ */
+/**
+ * How a lock set holds one name.
+ * @typedef {import('./lib/lockset.js').SetMode} SetMode
+ */
+/**
+ * One member given to `client.lockSet()`: a name (exclusive), `{ name, mode }` or `{ name, permits }`.
+ * @typedef {import('./lib/lockset.js').SetMemberSpec} SetMemberSpec
+ */
+/**
+ * One member of a held lock set.
+ * @typedef {import('./lib/lockset.js').SetMember} SetMember
+ */
+/**
+ * Options of {@link Client#lockSet}.
+ * @typedef {import('./lib/lockset.js').LockSetOptions} LockSetOptions
  */
 /**
  * What a fence names: `'q'`, a key of a lock's queue; `'k'`, a single key (a pool's slot).

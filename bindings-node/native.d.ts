@@ -43,6 +43,11 @@ export declare class NativeClient {
    * MAX_PERMITS, `count` 1 to `permits`, and that the participants agree): options as `lock`'s.
    */
   semaphore(name: Uint8Array, permits: number, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null, count?: number | undefined | null): Promise<NativeLock>
+  /**
+   * Takes the lock set `members` (1 to 64 names, each exclusive, read, write or one permit):
+   * options as `lock`'s; core checks the members and TTL.
+   */
+  lockSet(members: Array<NativeSetMember>, ttl: number, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLockSet>
   /** Reads (or with `write`, writes) the read-write lock `name`: options as `lock`'s. */
   rwlock(name: Uint8Array, ttl: number, write: boolean, timeoutMs?: number | undefined | null, cancel?: CancelToken | undefined | null, value?: Uint8Array | undefined | null): Promise<NativeLock>
   /**
@@ -156,6 +161,25 @@ export declare class NativeLock {
    */
   fence(): Promise<string>
   /** Fenced put: written only if this lock is still held (core `LockGuard::txn`). */
+  put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
+}
+
+export declare class NativeLockSet {
+  /** The set's fencing token: the create revision every member's key shares. */
+  get fencingToken(): bigint
+  /** Each member's queue key, in the set's order. */
+  get keys(): Array<Buffer>
+  get leaseId(): bigint
+  isHeld(): boolean
+  lostReason(): string | null
+  /** Calls `cb(reason)` once on the JS thread when a member is lost; never keeps the process alive. */
+  onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
+  /**
+   * Releases every member in one Txn; the forwarder stops only when it succeeded (a failed
+   * release means a member had been lost, which onLost reports).
+   */
+  release(): Promise<undefined>
+  /** Fenced put: written only while every member is held (core `LockSetGuard::txn`). */
   put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
 }
 
@@ -393,6 +417,19 @@ export declare function maxPoolSlots(): number
 
 /** The most slots one acquire may take (core `MAX_POOL_COUNT`). */
 export declare function maxPoolCount(): number
+
+/** The most names a lock set may have (core `MAX_LOCK_SET`). */
+export declare function maxLockSet(): number
+
+/**
+ * One member as the wrapper passes it (it has checked the types): `mode` is `exclusive`,
+ * `read`, `write` or `permit` (then `permits` is the semaphore's count).
+ */
+export interface NativeSetMember {
+  name: Buffer
+  mode: string
+  permits?: number
+}
 
 /**
  * One slot of a pool as read: `state` is `free`, `held`, `resting` (its holder died; it rests

@@ -27,6 +27,11 @@ import {
   type PoolHolding,
   type PoolOptions,
   type SlotInfo,
+  LockSet,
+  type SetMember,
+  type SetMemberSpec,
+  type LockSetOptions,
+  MAX_LOCK_SET,
   MAX_TASK_PAYLOAD_LEN,
   MAX_POOL_SLOTS,
   MAX_POOL_COUNT,
@@ -191,6 +196,25 @@ export async function pools(client: Client, signal: AbortSignal): Promise<bigint
   await held.release();
   const id = await workers.acquire();
   await id[Symbol.asyncDispose]();
+  return rev + token;
+}
+
+export async function lockSets(client: Client, signal: AbortSignal): Promise<bigint> {
+  const members: SetMemberSpec[] = ['acct/1', Buffer.from('acct/2'), { name: 'cfg', mode: 'read' }, { name: 'gpus', permits: 4 }];
+  const options: LockSetOptions = { ttl: 10, timeout: 5000, signal, value: 'host-a' };
+  const locks: LockSet = await client.lockSet(members.slice(0, MAX_LOCK_SET), options);
+  const token: bigint = locks.fencingToken;
+  const names: Buffer[] = locks.names;
+  const all: SetMember[] = locks.members;
+  const keys: Buffer[] = locks.keys;
+  const off: () => void = locks.onLost((reason: LostReason) => console.log(reason, locks.lostReason(), locks.isHeld(), locks.leaseId));
+  off();
+  console.log(names, keys, all.map((m) => [m.name, m.mode, m.permits]));
+  const rev: bigint = await client.put('ledger/acct-1', '95', { ifHeld: locks });
+  await locks.put('ledger/acct-2', '105');
+  await locks.release();
+  const again = await client.lockSet([{ name: 'jobs/a', mode: 'write' }]);
+  await again[Symbol.asyncDispose]();
   return rev + token;
 }
 

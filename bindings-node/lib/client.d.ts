@@ -39,6 +39,20 @@ export class Client {
      */
     semaphore(name: Bytes, options: SemaphoreOptions): Promise<Lock>;
     /**
+     * Takes several lock names together, all or none, with one fencing token; resolves to the
+     * held {@link LockSet} once every member holds. `members`: 1 to 64 names (each exclusive, as
+     * `lock()`), `{ name, mode: 'read' | 'write' }` (a read-write lock's reader or writer) or
+     * `{ name, permits }` (one of the semaphore's permits), in any order: callers listing the same
+     * names in other orders never deadlock. Rejects `INVALID_ARGUMENT` (nothing sent) for no
+     * names, more than 64, a name twice or under another (`a` and `a/b`), a bad name, `ttl` or
+     * `permits`; otherwise as `lock()` does (`LOCK_TIMEOUT`, `WOULD_BLOCK`, an AbortError,
+     * `CLOSED`), and then no key is left in any queue and no member is held.
+     * @param {SetMemberSpec[]} members
+     * @param {LockSetOptions} [options]
+     * @returns {Promise<LockSet>}
+     */
+    lockSet(members: SetMemberSpec[], options?: LockSetOptions): Promise<LockSet>;
+    /**
      * The read-write lock `name`: `read(options)` and `write(options)` resolve to a held
      * {@link Lock}, with `lock()`'s options except `ttl`, which is given here. Throws
      * `INVALID_ARGUMENT` for a bad name or TTL; sends nothing.
@@ -130,17 +144,18 @@ export class Client {
     lease(ttl: number): Promise<Lease>;
     /**
      * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-     * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding), the write happens only
-     * if that lock (or claim, or every slot of the holding) is still held (checked by etcd in the
-     * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+     * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding, a lock set), the write
+     * happens only if that lock (or claim, or every slot of the holding, every member of the set)
+     * is still held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing
+     * nothing, otherwise.
      * @param {Bytes} key
      * @param {Bytes} value
-     * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot or a pool holding
+     * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding | LockSet }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot, a pool holding or a lock set
      * @returns {Promise<bigint>} the revision of the write
      */
     put(key: Bytes, value: Bytes, options?: {
         lease?: Lease;
-        ifHeld?: Lock | Task | OnceSlot | PoolHolding;
+        ifHeld?: Lock | Task | OnceSlot | PoolHolding | LockSet;
     }): Promise<bigint>;
     /**
      * Whether the acquisition `fence` names (a {@link Fence}, or its string form from another
@@ -227,6 +242,9 @@ import type { Bytes } from './args.js';
 import type { LockOptions } from './types.js';
 import { Lock } from "./lock.js";
 import type { SemaphoreOptions } from './types.js';
+import type { SetMemberSpec } from './lockset.js';
+import type { LockSetOptions } from './lockset.js';
+import { LockSet } from "./lockset.js";
 import type { HandleOptions } from './types.js';
 import { RwLock } from "./recipes.js";
 import { Election } from "./recipes.js";

@@ -12,6 +12,7 @@
 /** @import { QueueOptions } from './tasks.js' */
 /** @import { OnceOptions } from './once.js' */
 /** @import { PoolOptions, SlotInfo } from './pool.js' */
+/** @import { SetMemberSpec, LockSetOptions } from './lockset.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -44,6 +45,7 @@ const { Discovery } = require('./discovery.js');
 const { Task, TaskQueue, checkQueue } = require('./tasks.js');
 const { OnceSlot, checkOnce } = require('./once.js');
 const { Pool, PoolHolding, checkPool } = require('./pool.js');
+const { LockSet, toMembers } = require('./lockset.js');
 const internal = require('./internal.js');
 
 /** Registration TTL in seconds when `register()` is not given one (the core's default). */
@@ -143,6 +145,28 @@ class Client {
   }
 
   /**
+   * Takes several lock names together, all or none, with one fencing token; resolves to the
+   * held {@link LockSet} once every member holds. `members`: 1 to 64 names (each exclusive, as
+   * `lock()`), `{ name, mode: 'read' | 'write' }` (a read-write lock's reader or writer) or
+   * `{ name, permits }` (one of the semaphore's permits), in any order: callers listing the same
+   * names in other orders never deadlock. Rejects `INVALID_ARGUMENT` (nothing sent) for no
+   * names, more than 64, a name twice or under another (`a` and `a/b`), a bad name, `ttl` or
+   * `permits`; otherwise as `lock()` does (`LOCK_TIMEOUT`, `WOULD_BLOCK`, an AbortError,
+   * `CLOSED`), and then no key is left in any queue and no member is held.
+   * @param {SetMemberSpec[]} members
+   * @param {LockSetOptions} [options]
+   * @returns {Promise<LockSet>}
+   */
+  async lockSet(members, options) {
+    log.refresh(native);
+    const ms = toMembers(members);
+    const o = toOptions(options, 'options');
+    const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
+    const { timeout, signal, value } = acquireOptions(o, [], 'lockSet()');
+    return this.#acquire(signal, (c, token) => c.lockSet(ms, ttl, timeout, token, value), (n) => new LockSet(n, this, ms));
+  }
+
+  /**
    * The read-write lock `name`: `read(options)` and `write(options)` resolve to a held
    * {@link Lock}, with `lock()`'s options except `ttl`, which is given here. Throws
    * `INVALID_ARGUMENT` for a bad name or TTL; sends nothing.
@@ -228,9 +252,9 @@ class Client {
   }
 
   /**
-   * Any acquire (a lock, a permit, a read or write, a campaign): AbortSignal, the error
-   * conversion and ownership, the same for all.
-   * @template {Lock} L
+   * Any acquire (a lock, a permit, a read or write, a campaign, a lock set): AbortSignal, the
+   * error conversion and ownership, the same for all.
+   * @template {Lock | LockSet} L
    * @param {AbortSignal | undefined} signal
    * @param {(c: any, token: any) => Promise<any>} start
    * @param {(n: any) => L} wrap
@@ -338,12 +362,13 @@ class Client {
 
   /**
    * Writes `value` at `key`. With `lease`, the key is deleted when the lease ends. With
-   * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding), the write happens only
-   * if that lock (or claim, or every slot of the holding) is still held (checked by etcd in the
-   * same transaction) and rejects `NOT_HELD`, writing nothing, otherwise.
+   * `ifHeld: lock` (or a claimed task, a won once slot, a pool holding, a lock set), the write
+   * happens only if that lock (or claim, or every slot of the holding, every member of the set)
+   * is still held (checked by etcd in the same transaction) and rejects `NOT_HELD`, writing
+   * nothing, otherwise.
    * @param {Bytes} key
    * @param {Bytes} value
-   * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot or a pool holding
+   * @param {{ lease?: Lease, ifHeld?: Lock | Task | OnceSlot | PoolHolding | LockSet }} [options] `ifHeld`: a lock, a permit, a read or write, a leadership, a task, a once slot, a pool holding or a lock set
    * @returns {Promise<bigint>} the revision of the write
    */
   async put(key, value, options) {
@@ -359,8 +384,9 @@ class Client {
         throw fromNative(e);
       }
     }
-    if (o.ifHeld instanceof OnceSlot || o.ifHeld instanceof PoolHolding) {
-      const held = o.ifHeld instanceof OnceSlot ? internal.onceNative(o.ifHeld) : internal.holdingNative(o.ifHeld);
+    if (o.ifHeld instanceof OnceSlot || o.ifHeld instanceof PoolHolding || o.ifHeld instanceof LockSet) {
+      const h = o.ifHeld;
+      const held = h instanceof OnceSlot ? internal.onceNative(h) : h instanceof PoolHolding ? internal.holdingNative(h) : internal.lockSetNative(h);
       await this.#client();
       try {
         return await held.put(k, v, lease && lease.id);
@@ -369,7 +395,7 @@ class Client {
       }
     }
     if (o.ifHeld !== undefined && o.ifHeld !== null) {
-      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership), a Task, a OnceSlot or a PoolHolding, got ${describe(o.ifHeld)}`);
+      if (!(o.ifHeld instanceof Lock)) throw invalid(`ifHeld must be a Lock (or a Leadership), a Task, a OnceSlot, a PoolHolding or a LockSet, got ${describe(o.ifHeld)}`);
       await this.#client();
       return o.ifHeld.put(k, v, { lease });
     }

@@ -6,6 +6,7 @@ export = internal;
 /** @import { Task } from './tasks.js' */
 /** @import { OnceSlot } from './once.js' */
 /** @import { PoolHolding } from './pool.js' */
+/** @import { LockSet } from './lockset.js' */
 /**
  * @typedef {object} Internal
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
@@ -17,6 +18,7 @@ export = internal;
  * @property {(task: Task) => any} taskNative set by Task: its native task
  * @property {(slot: OnceSlot) => any} onceNative set by OnceSlot: its native slot
  * @property {(held: PoolHolding) => any} holdingNative set by PoolHolding: its native holding
+ * @property {(set: LockSet) => any} lockSetNative set by LockSet: its native set
  * @property {(held: PoolHolding, pool: Buffer, token: bigint) => boolean} holdingOf set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
  * @property {(client: Client, pred: (obj: object) => boolean) => any} findOwned set by Client: the first object it keeps that `pred` accepts, or undefined
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed
@@ -64,6 +66,10 @@ type Internal = {
      */
     holdingNative: (held: PoolHolding) => any;
     /**
+     * set by LockSet: its native set
+     */
+    lockSetNative: (set: LockSet) => any;
+    /**
      * set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
      */
     holdingOf: (held: PoolHolding, pool: Buffer, token: bigint) => boolean;
@@ -82,4 +88,5 @@ import type { Lease } from './lease.js';
 import type { Task } from './tasks.js';
 import type { OnceSlot } from './once.js';
 import type { PoolHolding } from './pool.js';
+import type { LockSet } from './lockset.js';
 import type { Registration } from './registration.js';

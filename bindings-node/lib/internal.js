@@ -10,6 +10,7 @@
 /** @import { Task } from './tasks.js' */
 /** @import { OnceSlot } from './once.js' */
 /** @import { PoolHolding } from './pool.js' */
+/** @import { LockSet } from './lockset.js' */
 
 /**
  * @typedef {object} Internal
@@ -22,6 +23,7 @@
  * @property {(task: Task) => any} taskNative set by Task: its native task
  * @property {(slot: OnceSlot) => any} onceNative set by OnceSlot: its native slot
  * @property {(held: PoolHolding) => any} holdingNative set by PoolHolding: its native holding
+ * @property {(set: LockSet) => any} lockSetNative set by LockSet: its native set
  * @property {(held: PoolHolding, pool: Buffer, token: bigint) => boolean} holdingOf set by PoolHolding: whether it is the acquisition `token` of the pool named `pool`
  * @property {(client: Client, pred: (obj: object) => boolean) => any} findOwned set by Client: the first object it keeps that `pred` accepts, or undefined
  * @property {(reg: Registration) => void} registrationEnded set by Registration: its client closed

@@ -127,6 +127,21 @@ impl NativeClient {
         promise::spawn(env, async move { sem?.acquire_with(opts).await }, |_, guard| Ok(NativeLock::new(guard)))
     }
 
+    /// Takes the lock set `members` (1 to 64 names, each exclusive, read, write or one permit):
+    /// options as `lock`'s; core checks the members and TTL.
+    #[napi]
+    pub fn lock_set<'env>(
+        &self,
+        env: &'env Env,
+        members: Vec<crate::lockset::NativeSetMember>,
+        ttl: i64,
+        timeout_ms: Option<f64>,
+        cancel: Option<&CancelToken>,
+        value: Option<&[u8]>,
+    ) -> Result<PromiseRaw<'env, crate::lockset::NativeLockSet>> {
+        crate::lockset::acquire(env, &self.client, members, ttl, lock_options(timeout_ms, cancel, value))
+    }
+
     /// Reads (or with `write`, writes) the read-write lock `name`: options as `lock`'s.
     #[napi]
     #[allow(clippy::too_many_arguments)]

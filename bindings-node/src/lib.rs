@@ -16,6 +16,7 @@ mod error;
 mod follow;
 mod lease;
 mod lock;
+mod lockset;
 mod log;
 mod lost;
 mod metrics;

@@ -17,6 +17,7 @@ for (const [file, expected] of [
   ['registry.mjs', /^instances before: 0\ninstances: node-1 -> 10\.0\.0\.7:50051\ninstances: node-1 -> 10\.0\.0\.7:50052\ninstances after close: 0\n$/],
   ['cache.mjs', /^a: 1, 1 key\(s\)\ncopy: readme\/config\/a=1, readme\/config\/b=2\nput readme\/config\/b\ndelete readme\/config\/a \(was 1\)\n$/],
   ['tasks.mjs', /^pending: 2\nclaimed img-18, attempt 1: resize img-18\nclaimed img-18, attempt 2: resize img-18\nclaimed img-17, attempt 1: resize img-17\ndead: img-18 after 2 attempts\nrequeued img-18, attempt 1\nreadme\/results\/img-17: done\nreadme\/results\/img-18: done\n$/],
+  ['lockset.mjs', /^balances: 65 \+ 135\nheld: exclusive, read, permit \(one token: true\); acct 2 and 1 meanwhile: WOULD_BLOCK\n$/],
   ['pool.mjs', /^a: gpu0, b: gpu1 \+ gpu2\na fourth now: WOULD_BLOCK\nc: gpu0 \(token larger than a's\)\nretried: true\ngpu0 held \(job-8\), gpu1 held, gpu2 held\n$/],
   ['fencing.mjs', /^first holder's fence holds: true\nlate write refused: NOT_HELD\nfirst holder's fence holds: false\nbalance: 80\n$/],
   ['once.mjs', /^host-a: the 09:00 report failed \(mail server down\), released\nhost-b: sent the 09:00 report \(slot 526113\)\nhost-c: the 09:00 report is done, or running elsewhere\nhost-a: sent the 10:00 report \(slot 526114\)\n$/],
