@@ -92,7 +92,8 @@ full_bg "Rust: core integration and fault tests (etcd 3.5.35)" \
 full_bg "soak 1 min" bash scripts/soak.sh --minutes 1
 full_bg "history checker: semaphore, rwlock, election and task queue rules, controls" \
     bash -c 'python3 tests/history/test_recipes_check.py && python3 tests/history/controls.py --kind semaphore --permits 2 --workers 6 && python3 tests/history/controls.py --kind rwlock && python3 tests/history/controls.py --kind election && python3 tests/history/queue_controls.py'
-full_bg "history checker: prefix cache rules, controls" python3 tests/history/cache_controls.py
+full_bg "history checker: prefix cache and lock set rules, controls" \
+    bash -c 'python3 tests/history/cache_controls.py && python3 tests/history/lockset_controls.py'
 full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
 stage_wait
