@@ -66,6 +66,11 @@ async fn one_token_for_the_set_and_writes_fenced_by_every_member() {
     }
     let data = format!("{p}data");
     locks.put(data.as_bytes(), b"1").await.unwrap();
+    // A fence per member, each at the set's token, checked as any lock's.
+    let fence = locks.fence(names[0].as_bytes()).await.unwrap();
+    assert_eq!((fence.name.as_slice(), fence.token), (names[0].as_bytes(), locks.fencing_token()));
+    assert!(c.check_fence(&fence).await.unwrap());
+    assert_eq!(locks.fence(b"not-a-member").await.unwrap_err().kind(), ErrorKind::InvalidArgument);
     // Writes under a member's queue are refused, with nothing sent.
     let inside = format!("{}/x", names[2]);
     assert_eq!(locks.put(inside.as_bytes(), b"1").await.unwrap_err().kind(), ErrorKind::InvalidArgument);

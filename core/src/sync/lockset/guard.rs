@@ -51,6 +51,15 @@ impl LockSetGuard {
         &self.members
     }
 
+    /// The [`Fence`](crate::Fence) of member `name` (its queue key at the set's token), for a
+    /// database or a service to check; `InvalidArgument` if the set has no such member.
+    pub async fn fence(&self, name: &[u8]) -> Result<crate::Fence> {
+        match self.members.iter().find(|m| m.name() == name) {
+            Some(m) => m.fence().await,
+            None => Err(Error::invalid(format!("the lock set has no member {:?}", String::from_utf8_lossy(name)))),
+        }
+    }
+
     pub fn lease_id(&self) -> i64 {
         self.members[0].lease_id()
     }
