@@ -97,6 +97,13 @@ package_cli() {
     mkdir -p "$stage/$name/bin"
     cp "$root/target/release/etcdlock" "$stage/$name/bin/etcdlock"
     strip "$stage/$name/bin/etcdlock"
+    # Completions and man pages at the paths a prefix (/usr/local, ~/.local) keeps them under.
+    local share="$stage/$name/share"
+    mkdir -p "$share/bash-completion/completions" "$share/zsh/site-functions" "$share/fish/vendor_completions.d" "$share/man/man1"
+    "$stage/$name/bin/etcdlock" completions bash >"$share/bash-completion/completions/etcdlock"
+    "$stage/$name/bin/etcdlock" completions zsh >"$share/zsh/site-functions/_etcdlock"
+    "$stage/$name/bin/etcdlock" completions fish >"$share/fish/vendor_completions.d/etcdlock.fish"
+    "$stage/$name/bin/etcdlock" man --out-dir "$share/man/man1"
     cp "$root/cli/README.md" "$root/LICENSE" "$stage/$name/"
     tar -C "$stage" -czf "$dist/$name.tar.gz" "$name"
     rm -rf "$stage"

@@ -377,6 +377,14 @@ if [ -f "$cli_tgz" ]; then
         bash -c "! ldd '$cli_bin' | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libgcc_s|libpthread|libdl|librt'"
     rm -f "$tmp/calls.log"
     check "etcdlock --version" no_toolchain_no_cc timeout 10 "$cli_bin" --version
+    check "etcdlock --version names the commit" \
+        bash -c "timeout 10 '$cli_bin' --version | grep -Eq '^etcdlock $version \\(commit [0-9a-f]{7,}\\)\$'"
+    cli_share="$(dirname "$(dirname "$cli_bin")")/share"
+    check "the tarball ships completions (bash, zsh, fish) and man pages under share/" bash -c "
+        test -s '$cli_share/bash-completion/completions/etcdlock' && test -s '$cli_share/zsh/site-functions/_etcdlock' \
+        && test -s '$cli_share/fish/vendor_completions.d/etcdlock.fish' && test -s '$cli_share/man/man1/etcdlock.1' \
+        && test -s '$cli_share/man/man1/etcdlock-run.1'"
+    check "its bash completions load" bash -c "source '$cli_share/bash-completion/completions/etcdlock' && complete -p etcdlock"
     cli_name="packaging/cli-$$"
     check "etcdlock run (ETCDLOCK_ENDPOINTS from the environment) runs the command under the lock" \
         no_toolchain_no_cc timeout 30 "$cli_bin" run "$cli_name" -- sh -c 'test -n "$ETCDLOCK_FENCING_TOKEN"'

@@ -2,10 +2,14 @@
 //! connection option, so that a cron line needs no flags beyond the lock's name.
 
 use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 const ABOUT: &str = "Distributed locks, semaphores and leader election on etcd, from the shell";
+
+/// `etcdlock --version`: the version and the git commit it was built from (cli/build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("ETCDLOCK_GIT_COMMIT"), ")");
 
 const EXAMPLES: &str = "\
 Examples:
@@ -17,12 +21,14 @@ Examples:
   etcdlock elect --observe svc/leader
   etcdlock queue put resize --data img-17.png
   etcdlock queue work resize -- ./resize.sh          # the payload on stdin, one task at a time
+  etcdlock run --health-addr :8080 svc/indexer -- ./indexer   # GET /healthz: 200 only while held
+  source <(etcdlock completions bash)                 # or zsh, fish; `etcdlock man | man -l -`
 
 Connection options may come from the environment instead (ETCDLOCK_ENDPOINTS, ETCDLOCK_USER,
 ETCDLOCK_PASSWORD, ETCDLOCK_CA_FILE, ...): see each subcommand's --help.";
 
 #[derive(Debug, Parser)]
-#[command(name = "etcdlock", version, about = ABOUT, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "etcdlock", version = VERSION, about = ABOUT, after_help = EXAMPLES, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -45,6 +51,26 @@ pub enum Command {
     /// Fences (ETCDLOCK_FENCE): check whether the acquisition a fence names still holds
     #[command(subcommand)]
     Fence(FenceCmd),
+    /// Print a shell completion script (bash, zsh, fish, ...) on stdout
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(Completions),
+    /// Print the manual page (roff) on stdout, or write one page per command to a directory
+    #[command(after_help = MAN_HELP)]
+    Man(Man),
+}
+
+#[derive(Debug, Args)]
+pub struct Completions {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct Man {
+    /// Write etcdlock.1 and a page per subcommand (etcdlock-run.1, ...) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -168,6 +194,8 @@ pub struct Run {
     /// killed CMD leaves it to the next trigger in the period
     #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "timeout")]
     pub once_per: Option<Duration>,
+    #[arg(long, env = "ETCDLOCK_HEALTH_ADDR", value_name = "HOST:PORT", value_parser = health_addr, help = HEALTH_ADDR, help_heading = "Health")]
+    pub health_addr: Option<SocketAddr>,
     #[command(flatten)]
     pub hold: Hold,
     #[command(flatten)]
@@ -199,12 +227,19 @@ pub struct Elect {
     /// Print the leader's value on each change (a line "-" when there is no leader) until interrupted
     #[arg(long, short = 'l', visible_alias = "listen")]
     pub observe: bool,
+    /// With --observe: one JSON object per line per change: {"name", "leader" (true/false),
+    /// "value", "key", "fencing_token" (the leader key's create revision), "lease" (hex)},
+    /// null for each of the last four when nobody leads
+    #[arg(long)]
+    pub json: bool,
     /// Seconds to wait to lead; default: as long as it takes
     #[arg(long, value_name = "SECONDS", value_parser = seconds, conflicts_with = "observe")]
     pub timeout: Option<f64>,
     /// Exit status when the timeout passes before leading
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u8))]
     pub conflict_exit_code: u8,
+    #[arg(long, env = "ETCDLOCK_HEALTH_ADDR", value_name = "HOST:PORT", value_parser = health_addr, help = HEALTH_ADDR, help_heading = "Health")]
+    pub health_addr: Option<SocketAddr>,
     #[command(flatten)]
     pub hold: Hold,
     #[command(flatten)]
@@ -267,6 +302,13 @@ its key was deleted, the lease revoked), the whole group gets SIGTERM, then SIGK
 queue (no key is left) and exits 128 + the signal; while the command runs they are forwarded to
 its group, and the lock is released once it exits.
 
+Health endpoints (--health-addr HOST:PORT, or ETCDLOCK_HEALTH_ADDR): GET /healthz answers 200
+\"ok\" only while this process holds the lock and its command runs; 503 while it waits, at once
+when the loss is known (before the command is stopped), and once the command ended. GET /metrics
+answers the library's Prometheus metrics (etcdlock_*) and etcdlock_cli_active (1 while /healthz
+answers 200). `:PORT` listens on every interface; port 0 takes a free one, named on stderr. An
+address that cannot be parsed or listened on exits 2 before etcd is contacted.
+
 Exit status: the command's (128 + N if a signal N ended it); the --conflict-exit-code (1) when busy
 or timed out; 75 lock lost; 2 bad usage; 69 etcd unreachable; 77 authentication or permission
 denied; 126/127 the command could not be run; 70 anything else.
@@ -276,7 +318,9 @@ Examples:
   */5 * * * * ETCDLOCK_ENDPOINTS=https://etcd1:2379 ETCDLOCK_CA_FILE=/etc/etcd/ca.pem \\
       etcdlock run --timeout 0 --conflict-exit-code 0 backup -- /usr/local/bin/backup.sh
   # a script that fences its writes with the token
-  etcdlock run jobs/migrate --shell -- 'migrate --fencing-token \"$ETCDLOCK_FENCING_TOKEN\"'";
+  etcdlock run jobs/migrate --shell -- 'migrate --fencing-token \"$ETCDLOCK_FENCING_TOKEN\"'
+  # one active indexer; GET :8080/healthz says 200 only on the host that runs it
+  etcdlock run --health-addr :8080 svc/indexer -- /usr/local/bin/indexer";
 
 const STATUS_HELP: &str = "\
 One line per queue key, the holders first: position, key, fencing token, lease (hex), the
@@ -292,9 +336,47 @@ command, it runs while this candidate leads, with the same variables and loss an
 as `etcdlock run`. Without one, the proposal is printed once leading, and leadership is kept
 until SIGINT/SIGTERM (then resigned) or lost (exit 75).
 
+--observe prints one line per leader change; with --json, one JSON object per line:
+  {\"name\":\"svc/leader\",\"leader\":true,\"value\":\"node-1\",\"key\":\"svc/leader/694d8f1c2e3a4b05\",
+   \"fencing_token\":1234,\"lease\":\"694d8f1c2e3a4b05\"}
+and {\"name\":..,\"leader\":false,\"value\":null,\"key\":null,\"fencing_token\":null,\"lease\":null} when
+nobody leads.
+
+Health endpoints (--health-addr HOST:PORT, or ETCDLOCK_HEALTH_ADDR, which --observe ignores):
+GET /healthz answers 200 \"ok\" only while this candidate leads (and its command runs); 503
+while it campaigns, at once when the loss is known, and once it resigns or its command ended.
+GET /metrics: the library's Prometheus metrics and etcdlock_cli_active, as for `etcdlock run`.
+In Kubernetes, a readiness probe then marks only the leader's pod ready, so that a Service
+sends traffic to the leader alone:
+  containers:
+  - name: app
+    command: [etcdlock, elect, --health-addr, \":8080\", svc/leader, $(POD_NAME), --, /app/serve]
+    readinessProbe:
+      httpGet: {path: /healthz, port: 8080}
+      periodSeconds: 2
+      failureThreshold: 1
+
 Examples:
   etcdlock elect svc/leader \"$(hostname)\" -- /usr/local/bin/primary
-  etcdlock elect --observe svc/leader";
+  etcdlock elect --health-addr 127.0.0.1:8080 svc/leader \"$(hostname)\" -- ./serve
+  etcdlock elect --observe svc/leader
+  etcdlock elect --observe --json svc/leader | jq -r .value";
+
+const HEALTH_ADDR: &str = "Serve GET /healthz (200 \"ok\" only while this process holds the lock or \
+leads; 503 otherwise) and GET /metrics (Prometheus text) over HTTP on HOST:PORT (`:PORT` for every \
+interface; port 0: a free one, named on stderr)";
+
+const COMPLETIONS_HELP: &str = "\
+Where to put the script so that each new shell loads it:
+  etcdlock completions bash > /usr/share/bash-completion/completions/etcdlock   # or ~/.local/share/bash-completion/completions/etcdlock
+  etcdlock completions zsh > /usr/local/share/zsh/site-functions/_etcdlock      # a directory in $fpath
+  etcdlock completions fish > ~/.config/fish/completions/etcdlock.fish
+Or for this shell only: source <(etcdlock completions bash)";
+
+const MAN_HELP: &str = "\
+Examples:
+  etcdlock man | man -l -
+  etcdlock man --out-dir /usr/local/share/man/man1   # etcdlock.1, etcdlock-run.1, ...";
 
 const PUT_HELP: &str = "\
 Prints the task's id on stdout. Exit status: 0 put (or already there, with --id); 2 bad usage;
@@ -351,6 +433,29 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// `--health-addr`: `HOST:PORT` (an IP address, `[v6]:PORT`, or a name resolved now), or `:PORT`
+/// for every interface.
+pub fn health_addr(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let bad = |why: &str| format!("{s:?} is not HOST:PORT ({why}; e.g. 127.0.0.1:8080, :8080, [::1]:8080, localhost:8080)");
+    if let Some(port) = s.strip_prefix(':') {
+        return port.parse::<u16>().map(|p| SocketAddr::from(([0, 0, 0, 0], p))).map_err(|_| bad("a port is 0 to 65535"));
+    }
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let Some((host, port)) = s.rsplit_once(':').filter(|(h, _)| !h.is_empty()) else {
+        return Err(bad("no port"));
+    };
+    let Ok(port) = port.parse::<u16>() else {
+        return Err(bad("a port is 0 to 65535"));
+    };
+    match (host, port).to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(addr)) => Ok(addr),
+        _ => Err(bad(&format!("cannot resolve {host:?}"))),
+    }
+}
+
 /// A non-negative number of seconds.
 fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -367,6 +472,17 @@ mod tests {
     #[test]
     fn the_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn health_addresses_take_an_ip_a_name_or_only_a_port() {
+        assert_eq!(health_addr("127.0.0.1:8080"), Ok("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(health_addr(":9000"), Ok("0.0.0.0:9000".parse().unwrap()));
+        assert_eq!(health_addr("[::1]:0"), Ok("[::1]:0".parse().unwrap()));
+        assert!(health_addr("localhost:8080").is_ok_and(|a| a.ip().is_loopback() && a.port() == 8080));
+        for bad in ["", "8080", ":", ":-1", ":65536", "127.0.0.1", "127.0.0.1:x", ":8080x"] {
+            assert!(health_addr(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::exit::{Exit, LOST};
 use crate::signals::Signals;
 use etcdlock::{CancellationToken, ErrorKind, LockGuard, LostReason, LostSignal};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -137,14 +138,14 @@ pub enum Ran {
 }
 
 /// Runs `cmd` under `guard`, then releases it. The command's exit status, or [`LOST`].
-pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
+pub async fn run(guard: Arc<LockGuard>, name: &str, cmd: &[String], hold: &Hold, endpoints: &[String], signals: &mut Signals) -> Exit {
     let mut env = env(name, &guard, endpoints);
     // What a database or service checks the command's writes by (docs: "Fencing at the database").
     if let Ok(fence) = guard.fence().await {
         env.push(("ETCDLOCK_FENCE".into(), fence.to_string()));
     }
     let spawn = Spawn { cmd, shell: hold.shell, env, stdin: None, grace: Duration::from_secs_f64(hold.kill_grace) };
-    let ran = supervise(&guard, &spawn, signals).await;
+    let ran = supervise(&*guard, &spawn, signals).await;
     match ran {
         Ran::NotStarted(why) => {
             let _ = guard.release().await;
@@ -173,8 +174,14 @@ pub async fn run(guard: LockGuard, name: &str, cmd: &[String], hold: &Hold, endp
 
 /// Runs the command while `held` holds, until it exits or the hold is lost, forwarding signals
 /// to its group, and stops whatever is left of its group (before the caller lets go: the next
-/// holder may start as soon as it does).
+/// holder may start as soon as it does). `--health-addr` says 503 from its end on.
 pub async fn supervise(held: &impl Held, spawn: &Spawn<'_>, signals: &mut Signals) -> Ran {
+    let ran = supervise_command(held, spawn, signals).await;
+    crate::health::ended();
+    ran
+}
+
+async fn supervise_command(held: &impl Held, spawn: &Spawn<'_>, signals: &mut Signals) -> Ran {
     // A holder paused between the acquire and here (or whose key went meanwhile) does not start
     // the command: checked last thing before the spawn.
     let Some(until) = held.stop_by().filter(|t| *t > std::time::Instant::now()) else {

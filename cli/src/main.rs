@@ -8,7 +8,9 @@ mod connect;
 mod elect;
 mod exit;
 mod fence;
+mod generate;
 mod guardian;
+mod health;
 mod hold;
 mod once;
 mod pool;
@@ -21,14 +23,17 @@ mod value;
 mod work;
 
 use args::{Cli, Command, FenceCmd, Queue};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use exit::Exit;
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
+    if let Some(code) = generate::main(&cli.command) {
+        std::process::exit(code.into());
+    }
     let conn = match &cli.command {
         Command::Run(a) => &a.conn,
         Command::Status(a) => &a.conn,
@@ -36,6 +41,7 @@ fn main() {
         Command::Queue(Queue::Put(a)) => &a.conn,
         Command::Queue(Queue::Work(a)) => &a.conn,
         Command::Fence(FenceCmd::Check(a)) => &a.conn,
+        Command::Completions(_) | Command::Man(_) => unreachable!("done by generate::main"),
     };
     connect::log_to_stderr(conn);
     let exit = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -48,6 +54,20 @@ fn main() {
     // Bounded: a member that stopped answering cannot keep the process from exiting.
     let _ = etcdlock::runtime::shutdown(std::time::Duration::from_secs(2));
     std::process::exit(exit.code.into());
+}
+
+/// The command line. ETCDLOCK_HEALTH_ADDR is for candidates: `elect --observe` ignores it (the
+/// option given on the command line is refused there).
+fn parse() -> Result<Cli, clap::Error> {
+    let matches = Cli::command().try_get_matches()?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+    if let Command::Elect(e) = &mut cli.command {
+        let source = matches.subcommand_matches("elect").and_then(|m| m.value_source("health_addr"));
+        if e.observe && source == Some(clap::parser::ValueSource::EnvVariable) {
+            e.health_addr = None;
+        }
+    }
+    Ok(cli)
 }
 
 /// Help and version as clap prints them; a usage error as one line, exit 2.
@@ -76,5 +96,6 @@ async fn dispatch(command: Command) -> Exit {
         Command::Queue(Queue::Put(a)) => queue::put(a).await,
         Command::Queue(Queue::Work(a)) => work::main(a, &mut signals).await,
         Command::Fence(FenceCmd::Check(a)) => fence::check(a).await,
+        Command::Completions(_) | Command::Man(_) => unreachable!("done by generate::main"),
     }
 }

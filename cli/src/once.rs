@@ -15,7 +15,7 @@ use std::time::Duration;
 pub async fn run(client: &Client, args: &Run, every: Duration, signals: &mut Signals) -> Exit {
     let opts = OnceOptions { every, ttl_secs: args.hold.ttl, ..OnceOptions::every(every) };
     let slot = match client.once(args.name.as_str(), opts).await {
-        Ok(Some(slot)) => slot,
+        Ok(Some(slot)) => std::sync::Arc::new(slot),
         Ok(None) => {
             eprintln!("etcdlock: {:?}: this period's run is done or under way elsewhere; not running the command", args.name);
             return Exit::ok(args.conflict_exit_code.unwrap_or(0));
@@ -29,7 +29,8 @@ pub async fn run(client: &Client, args: &Run, every: Duration, signals: &mut Sig
         stdin: None,
         grace: Duration::from_secs_f64(args.hold.kill_grace),
     };
-    match hold::supervise(&slot, &spawn, signals).await {
+    crate::health::holding(&slot);
+    match hold::supervise(&*slot, &spawn, signals).await {
         Ran::NotStarted(why) => {
             let _ = slot.release().await;
             hold::lost_before_start(&args.name, why)

@@ -24,11 +24,12 @@ pub async fn run(client: &Client, args: &Run, signals: &mut Signals) -> Exit {
         cancel: Some(cancel.clone()),
     };
     let held = match hold::acquire(pool.acquire_with(opts), &cancel, signals, &args.name, args.conflict_exit_code.unwrap_or(1)).await {
-        Ok(h) => h,
+        Ok(h) => std::sync::Arc::new(h),
         Err(e) => return e,
     };
+    crate::health::holding(&held);
     let spawn = Spawn { cmd: &args.cmd, shell: args.hold.shell, env: env(&args.name, &held, &args.conn.endpoints), stdin: None, grace: Duration::from_secs_f64(args.hold.kill_grace) };
-    let ran = hold::supervise(&held, &spawn, signals).await;
+    let ran = hold::supervise(&*held, &spawn, signals).await;
     let released = held.release().await;
     match ran {
         Ran::NotStarted(why) => hold::lost_before_start(&args.name, why),

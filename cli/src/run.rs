@@ -4,8 +4,9 @@
 use crate::args::Run;
 use crate::exit::{Exit, USAGE};
 use crate::signals::Signals;
-use crate::{connect, hold, value};
+use crate::{connect, health, hold, value};
 use etcdlock::{CancellationToken, Client, LockGuard, LockOptions};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub async fn main(args: Run, signals: &mut Signals) -> Exit {
@@ -15,10 +16,14 @@ pub async fn main(args: Run, signals: &mut Signals) -> Exit {
     if args.count.is_some() && args.permits.is_none() && !args.pool {
         return Exit::fail(USAGE, "--count needs --permits or --pool");
     }
+    if let Err(e) = health::start(args.health_addr).await {
+        return e;
+    }
     let client = match connect::connect(&args.conn).await {
         Ok(c) => c,
         Err(e) => return e,
     };
+    health::connected(&client);
     let exit = match args.once_per {
         Some(every) => crate::once::run(&client, &args, every, signals).await,
         None if args.pool => crate::pool::run(&client, &args, signals).await,
@@ -32,9 +37,10 @@ pub async fn main(args: Run, signals: &mut Signals) -> Exit {
 async fn run(client: &Client, args: &Run, signals: &mut Signals) -> Exit {
     let queued = value::queued();
     let guard = match acquire(client, args, queued.clone(), signals).await {
-        Ok(g) => g,
+        Ok(g) => Arc::new(g),
         Err(e) => return e,
     };
+    health::holding(&guard);
     // Who holds and since when, for `etcdlock status`. Fenced: NotHeld means the key is gone,
     // and the command must not start.
     if let Err(e) = guard.set_value(&value::held(&queued)).await {

@@ -5,9 +5,11 @@
 mod common;
 
 mod fence;
+mod health;
 mod once;
 mod pool;
 mod orphans;
 mod queue;
 mod run;
 mod status_and_elect;
+mod tooling;

@@ -158,3 +158,18 @@ pub fn signal(pid: u32, sig: i32) {
 pub fn numbers(text: &str) -> Vec<Vec<i64>> {
     text.lines().map(|l| l.split_whitespace().filter_map(|w| w.parse().ok()).collect()).filter(|v: &Vec<i64>| !v.is_empty()).collect()
 }
+
+/// The lines of `child`'s stdout (piped), read on a thread as they come.
+pub fn stdout_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let out = child.stdout.take().expect("stdout piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
