@@ -46,6 +46,24 @@
 
 
 /**
+ * A key was created or changed (`value` is its new value).
+ */
+#define ETCDLOCK_CACHE_PUT 1
+
+/**
+ * A key was deleted (`value` is empty).
+ */
+#define ETCDLOCK_CACHE_DELETE 2
+
+/**
+ * The copy was read again: after a compaction of the history it needed (the events just before
+ * this one are the differences it found), or because this stream fell more than 4096 events
+ * behind (what it missed is in the copy, not in events: read etcdlock_cache_snapshot again).
+ * `key`, `value` are empty and `has_prev` false.
+ */
+#define ETCDLOCK_CACHE_RESYNCED 3
+
+/**
  * The lock or lease is lost because its lease expired (no keepalive acknowledged in time,
  * or the server reported it gone, e.g. after `etcdctl lease revoke`).
  */
@@ -179,8 +197,9 @@
 /**
  * A deadline passed: a request's (the client's request_timeout_ms), or for the calls that wait
  * for what comes next (etcdlock_watch_next, etcdlock_observer_next,
- * etcdlock_registration_next_event, etcdlock_discovery_next) the call's: nothing arrived in
- * time, and nothing is lost. A request cut off so may or may not have been applied.
+ * etcdlock_registration_next_event, etcdlock_discovery_next, etcdlock_cache_stream_next) the
+ * call's: nothing arrived in time, and nothing is lost; for etcdlock_cache_wait_for, the cache
+ * did not reach the revision in time. A request cut off so may or may not have been applied.
  */
 #define ETCDLOCK_E_TIMEOUT 3
 
@@ -212,8 +231,8 @@
 #define ETCDLOCK_E_CANCELLED 8
 
 /**
- * The client (or the library, after etcdlock_shutdown) is closed, or a watch, an observer, a
- * discovery or a registration's events have ended.
+ * The client (or the library, after etcdlock_shutdown) is closed, a cache is closed, or a
+ * watch, an observer, a discovery, a registration's events or a cache's events have ended.
  */
 #define ETCDLOCK_E_CLOSED 9
 
@@ -273,6 +292,22 @@
  * A value read by etcdlock_get. Free with etcdlock_buf_free.
  */
 typedef struct etcdlock_buf etcdlock_buf;
+
+/**
+ * A local copy of every key under a prefix, at one revision, kept in step with etcd
+ * (etcdlock_cache_open). Reads of it send nothing and are not linearizable: the copy is at
+ * etcdlock_cache_revision, which may be behind etcd (etcdlock_cache_wait_for catches up with a
+ * revision). Any number of threads may use it at once; etcdlock_cache_close may be called
+ * from any thread.
+ */
+typedef struct etcdlock_cache etcdlock_cache;
+
+/**
+ * A cache's events from when it was made (etcdlock_cache_events), one per
+ * etcdlock_cache_stream_next. One thread at a time should call next (concurrent calls queue
+ * up); etcdlock_cache_stream_close may be called from any thread.
+ */
+typedef struct etcdlock_cache_stream etcdlock_cache_stream;
 
 /**
  * A one-shot cancel token: trigger it (from any thread) to make the blocking calls it was
@@ -365,6 +400,81 @@ typedef struct etcdlock_task etcdlock_task;
  * time calls etcdlock_watch_next (concurrent calls queue up).
  */
 typedef struct etcdlock_watch etcdlock_watch;
+
+/**
+ * One key of a cache's copy. Pointers are valid until it (or its etcdlock_kv_set) is freed.
+ */
+typedef struct etcdlock_kv {
+  /**
+   * `key_len` bytes, not NUL-terminated.
+   */
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * `value_len` bytes, not NUL-terminated (may be empty).
+   */
+  const uint8_t *value;
+  size_t value_len;
+  /**
+   * The revision of the put that created the key (since it was last deleted).
+   */
+  int64_t create_revision;
+  /**
+   * The revision of its latest put.
+   */
+  int64_t mod_revision;
+  /**
+   * Puts since it was created (1 for the first).
+   */
+  int64_t version;
+  /**
+   * The lease the key is on (0 for none).
+   */
+  int64_t lease;
+} etcdlock_kv;
+
+/**
+ * A cache's whole copy at one revision, ordered by key (bytewise). Free with
+ * etcdlock_kv_set_free.
+ */
+typedef struct etcdlock_kv_set {
+  const struct etcdlock_kv *kvs;
+  size_t n_kvs;
+  /**
+   * The revision the copy was at: every change up to it is in, none after it.
+   */
+  int64_t revision;
+} etcdlock_kv_set;
+
+/**
+ * One change of a cache's copy. Pointers are valid until it is freed (etcdlock_cache_event_free).
+ */
+typedef struct etcdlock_cache_event {
+  /**
+   * ETCDLOCK_CACHE_PUT, ETCDLOCK_CACHE_DELETE or ETCDLOCK_CACHE_RESYNCED.
+   */
+  int kind;
+  /**
+   * `key_len` bytes, not NUL-terminated.
+   */
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The new value (`value_len` bytes; empty for a delete and for RESYNCED).
+   */
+  const uint8_t *value;
+  size_t value_len;
+  /**
+   * Whether the copy had the key before this change; then `prev_value` is its value then.
+   */
+  bool has_prev;
+  const uint8_t *prev_value;
+  size_t prev_value_len;
+  /**
+   * The revision of the change (of the read, for the changes a resync found and RESYNCED).
+   */
+  int64_t revision;
+} etcdlock_cache_event;
 
 /**
  * Options for etcdlock_client_new.
@@ -803,6 +913,145 @@ typedef struct etcdlock_dead_task_list {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Loads every key under `prefix` (a NUL-terminated string; "" is the whole keyspace) at one
+ * revision, then follows etcd from the next revision on: each revision's changes are applied
+ * together, across disconnects without a gap or a duplicate; when the history it needs was
+ * compacted it reads the prefix again and reports the differences (see etcdlock_cache_events).
+ * Returns once loaded (a read of the client's request timeout per 1000 keys). Writes the cache
+ * to `*out` (free it with etcdlock_cache_free). ETCDLOCK_E_CLOSED for a closed client.
+ *
+ *     etcdlock_cache *cache = NULL;
+ *     if (etcdlock_cache_open(client, "config/", &cache) == ETCDLOCK_OK) {
+ *         etcdlock_kv *kv = NULL;
+ *         if (etcdlock_cache_get(cache, (const uint8_t *)"config/a", 8, &kv) == ETCDLOCK_OK && kv) {
+ *             printf("%.*s\n", (int)kv->value_len, (const char *)kv->value);
+ *             etcdlock_kv_free(kv);
+ *         }
+ *         etcdlock_cache_free(cache);
+ *     }
+ */
+int etcdlock_cache_open(struct etcdlock_client *client,
+                        const char *prefix,
+                        struct etcdlock_cache **out);
+
+/**
+ * Reads `key` from the copy (sends nothing): writes it to `*out` (free it with
+ * etcdlock_kv_free), or NULL when the copy has no such key, returning ETCDLOCK_OK.
+ * ETCDLOCK_E_CLOSED once the cache or its client is closed (the copy no longer follows etcd).
+ */
+int etcdlock_cache_get(const struct etcdlock_cache *cache,
+                       const uint8_t *key,
+                       size_t key_len,
+                       struct etcdlock_kv **out);
+
+/**
+ * Frees what etcdlock_cache_get wrote. NULL is a no-op.
+ */
+void etcdlock_kv_free(struct etcdlock_kv *kv);
+
+/**
+ * Writes the whole copy and the revision it is at, read together, to `*out` (free it with
+ * etcdlock_kv_set_free; it may be empty). Sends nothing. ETCDLOCK_E_CLOSED once the cache or
+ * its client is closed.
+ *
+ *     etcdlock_kv_set *set = NULL;
+ *     if (etcdlock_cache_snapshot(cache, &set) == ETCDLOCK_OK) {
+ *         for (size_t i = 0; i < set->n_kvs; i++)
+ *             printf("%.*s @%lld\n", (int)set->kvs[i].key_len, (const char *)set->kvs[i].key,
+ *                    (long long)set->kvs[i].mod_revision);
+ *         etcdlock_kv_set_free(set);
+ *     }
+ */
+int etcdlock_cache_snapshot(const struct etcdlock_cache *cache, struct etcdlock_kv_set **out);
+
+/**
+ * Frees what etcdlock_cache_snapshot wrote. NULL is a no-op.
+ */
+void etcdlock_kv_set_free(struct etcdlock_kv_set *set);
+
+/**
+ * The revision the copy is at: every change up to it is in. 0 for NULL or a closed cache.
+ */
+int64_t etcdlock_cache_revision(const struct etcdlock_cache *cache);
+
+/**
+ * How many keys the copy has. 0 for NULL or a closed cache.
+ */
+size_t etcdlock_cache_len(const struct etcdlock_cache *cache);
+
+/**
+ * Waits up to `timeout_ms` (0 = only check, ETCDLOCK_WAIT_FOREVER) until the copy is at
+ * `revision` or later: after a write under the prefix that returned revision R,
+ * etcdlock_cache_wait_for(cache, R, ...) then etcdlock_cache_get reads that write (or a later
+ * one). A write elsewhere arrives only with etcd's progress notices (etcd >= 3.5.8).
+ * ETCDLOCK_E_TIMEOUT when it did not get there in time; ETCDLOCK_E_CLOSED once the cache
+ * (etcdlock_cache_close, from any thread) or its client is closed.
+ */
+int etcdlock_cache_wait_for(const struct etcdlock_cache *cache,
+                            int64_t revision,
+                            int64_t timeout_ms);
+
+/**
+ * Stops following etcd: a etcdlock_cache_wait_for waiting on another thread returns
+ * ETCDLOCK_E_CLOSED, and so does every later call on the cache; its event streams end
+ * (etcdlock_cache_stream_next: ETCDLOCK_E_CLOSED once the events before are read).
+ * Idempotent; NULL is a no-op. Free it after.
+ */
+void etcdlock_cache_close(struct etcdlock_cache *cache);
+
+/**
+ * Closes the cache (etcdlock_cache_close) and frees it. No other thread may be inside a call
+ * on it. Its event streams outlive it (they end) and are freed on their own. NULL is a no-op.
+ */
+void etcdlock_cache_free(struct etcdlock_cache *cache);
+
+/**
+ * Starts reading the copy's changes from now on: in revision order, each revision's changes
+ * together and none twice, each one applied to the copy before it is handed out (a get made
+ * after an event sees that change or a later one). Writes the stream to `*out` (free it with
+ * etcdlock_cache_stream_free). Any number of streams may read one cache.
+ * ETCDLOCK_E_CLOSED once the cache or its client is closed.
+ */
+int etcdlock_cache_events(const struct etcdlock_cache *cache, struct etcdlock_cache_stream **out);
+
+/**
+ * Waits up to `timeout_ms` (0 = only what has arrived, ETCDLOCK_WAIT_FOREVER) for the next
+ * change and writes it to `*out` (free it with etcdlock_cache_event_free).
+ * ETCDLOCK_E_TIMEOUT when none came in time: nothing is lost, a later call reports it.
+ * ETCDLOCK_E_CLOSED once the stream (etcdlock_cache_stream_close), the cache or its client is
+ * closed (the events that came before are read first).
+ *
+ *     etcdlock_cache_event *ev = NULL;
+ *     while (etcdlock_cache_stream_next(stream, 1000, &ev) == ETCDLOCK_OK) {
+ *         if (ev->kind == ETCDLOCK_CACHE_RESYNCED)
+ *             reload(cache);  // e.g. etcdlock_cache_snapshot
+ *         else
+ *             printf("%s %.*s @%lld\n", ev->kind == ETCDLOCK_CACHE_PUT ? "put" : "delete",
+ *                    (int)ev->key_len, (const char *)ev->key, (long long)ev->revision);
+ *         etcdlock_cache_event_free(ev);
+ *     }
+ */
+int etcdlock_cache_stream_next(struct etcdlock_cache_stream *stream,
+                               int64_t timeout_ms,
+                               struct etcdlock_cache_event **out);
+
+/**
+ * Frees an event. NULL is a no-op.
+ */
+void etcdlock_cache_event_free(struct etcdlock_cache_event *ev);
+
+/**
+ * Ends the stream: a etcdlock_cache_stream_next waiting on another thread returns
+ * ETCDLOCK_E_CLOSED, and so does every later one. Idempotent; NULL is a no-op. Free it after.
+ */
+void etcdlock_cache_stream_close(struct etcdlock_cache_stream *stream);
+
+/**
+ * Frees the stream. No other thread may be inside a call on it. NULL is a no-op.
+ */
+void etcdlock_cache_stream_free(struct etcdlock_cache_stream *stream);
 
 /**
  * A new, untriggered token (free it with etcdlock_cancel_free). NULL only if out of memory.

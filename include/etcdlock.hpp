@@ -43,6 +43,11 @@
  *   etcdlock::pool gpus = client.pool("gpus", {"gpu0", "gpu1", "gpu2"}, 10, 5000);  // reuse delay 5 s
  *   etcdlock::pool_holding held = gpus.acquire(1, 5000);         // held.slots(), held.put(...); released at scope end
  *
+ * Prefix caches (etcdlock_cache.hpp, included at the end):
+ *
+ *   etcdlock::cache config = client.cache("config/");            // config.get(k, &kv), snapshot(), wait_for(rev, ms)
+ *   etcdlock::cache_events changes = config.events();             // changes.next(ms, &ev): PUT, DELETE, RESYNCED
+ *
  * Link as for etcdlock.h: pkg-config etcdlock, or CMake's etcdlock::etcdlock.
  */
 #ifndef ETCDLOCK_HPP
@@ -309,6 +314,7 @@ class task_queue;
 class once_slot;
 class pool;
 struct slot_info;
+class cache;
 
 /** A connection to etcd; may be used by any number of threads at once. */
 class client {
@@ -481,6 +487,10 @@ public:
      *  nullable, false) when no pool is defined there. */
     std::vector<etcdlock::slot_info> inspect_pool(const std::string &name, bool *defined = nullptr);
 
+    /** A local copy of every key under `prefix` ("": everything), loaded at one revision and
+     *  kept in step with etcd. Defined in etcdlock_cache.hpp. */
+    etcdlock::cache cache(const std::string &prefix);
+
     etcdlock_client *get() const noexcept { return p_.get(); }
 
 private:
@@ -491,5 +501,6 @@ private:
 
 #include "etcdlock_tasks.hpp"
 #include "etcdlock_pool.hpp"
+#include "etcdlock_cache.hpp"
 
 #endif /* ETCDLOCK_HPP */

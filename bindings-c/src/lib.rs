@@ -6,6 +6,8 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)] // the C contract is documented per function for C readers
 
+mod cache;
+mod cache_events;
 mod callback;
 mod cancel;
 mod client;
@@ -31,6 +33,8 @@ mod status;
 mod tasks;
 mod watch;
 
+pub use cache::*;
+pub use cache_events::*;
 pub use callback::*;
 pub use cancel::*;
 pub use inspect::*;

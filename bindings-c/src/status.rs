@@ -12,8 +12,9 @@ pub const ETCDLOCK_E_INVALID_ARGUMENT: c_int = 1;
 pub const ETCDLOCK_E_UNAVAILABLE: c_int = 2;
 /// A deadline passed: a request's (the client's request_timeout_ms), or for the calls that wait
 /// for what comes next (etcdlock_watch_next, etcdlock_observer_next,
-/// etcdlock_registration_next_event, etcdlock_discovery_next) the call's: nothing arrived in
-/// time, and nothing is lost. A request cut off so may or may not have been applied.
+/// etcdlock_registration_next_event, etcdlock_discovery_next, etcdlock_cache_stream_next) the
+/// call's: nothing arrived in time, and nothing is lost; for etcdlock_cache_wait_for, the cache
+/// did not reach the revision in time. A request cut off so may or may not have been applied.
 pub const ETCDLOCK_E_TIMEOUT: c_int = 3;
 /// A try-once acquire (timeout_ms = 0) found the lock held or queued, or etcdlock_register found
 /// the instance registered by another registrant (without ETCDLOCK_REGISTER_REPLACE).
@@ -27,8 +28,8 @@ pub const ETCDLOCK_E_NOT_HELD: c_int = 6;
 pub const ETCDLOCK_E_COMPACTED: c_int = 7;
 /// The call was cancelled through its etcdlock_cancel token.
 pub const ETCDLOCK_E_CANCELLED: c_int = 8;
-/// The client (or the library, after etcdlock_shutdown) is closed, or a watch, an observer, a
-/// discovery or a registration's events have ended.
+/// The client (or the library, after etcdlock_shutdown) is closed, a cache is closed, or a
+/// watch, an observer, a discovery, a registration's events or a cache's events have ended.
 pub const ETCDLOCK_E_CLOSED: c_int = 9;
 /// Authentication or permission failure.
 pub const ETCDLOCK_E_AUTH: c_int = 10;

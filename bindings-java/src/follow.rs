@@ -1,6 +1,6 @@
-//! An election's observer and a service's discovery, read one state per `followNext` by the
-//! Java `ElectionObserver` / `Discovery` (their iterator and `Flow.Publisher` both read through
-//! it). The core's `Follow::next` is cancel-safe: a read cut off by the timeout or a close loses
+//! An election's observer, a service's discovery and a cache's events, read one item per
+//! `followNext` by the Java `ElectionObserver` / `Discovery` / `CacheEvents` (their iterator and
+//! `Flow.Publisher` both read through it). The core's `Follow::next` is cancel-safe: a read cut off by the timeout or a close loses
 //! nothing. Following, merging and resuming are the core's.
 
 use crate::boundary::{self, entry, JResult};
@@ -20,11 +20,14 @@ pub(crate) const READ_TTL_S: i64 = 60;
 pub(crate) enum Stream {
     Observer(Observer),
     Discovery(Discovery),
+    Cache(crate::cache::Events),
 }
 
 pub(crate) enum Item {
     Leader(Option<Leader>),
     Instances(Instances),
+    /// None once the cache stopped: the stream has ended.
+    CacheEvent(Option<etcdlock::CacheEvent>),
 }
 
 impl Stream {
@@ -32,6 +35,7 @@ impl Stream {
         match self {
             Stream::Observer(o) => Follow::next(o).await.map(Item::Leader),
             Stream::Discovery(d) => Follow::next(d).await.map(Item::Instances),
+            Stream::Cache(c) => c.next().await.map(Item::CacheEvent),
         }
     }
 }
@@ -41,6 +45,11 @@ pub(crate) struct FollowHandle {
     stream: Arc<tokio::sync::Mutex<Stream>>,
     /// Cancelled by close: a read in progress returns "ended" at once.
     closed: CancellationToken,
+}
+
+/// A handle for `followNext` / `followClose` / `followFree` reading `stream`.
+pub(crate) fn open(stream: Stream) -> i64 {
+    boundary::into_handle(FollowHandle { stream: Arc::new(tokio::sync::Mutex::new(stream)), closed: CancellationToken::new() })
 }
 
 /// Opens an observer of election `name` (kind 0) or a discovery of service `name` (kind 1).
@@ -57,7 +66,7 @@ pub extern "system" fn Java_io_etcdlock_Native_followOpen<'l>(mut env: JNIEnv<'l
             0 => Stream::Observer(client.election(name, READ_TTL_S)?.observe()),
             _ => Stream::Discovery(client.discover(name)?),
         };
-        Ok(boundary::into_handle(FollowHandle { stream: Arc::new(tokio::sync::Mutex::new(stream)), closed: CancellationToken::new() }))
+        Ok(open(stream))
     })
 }
 
@@ -67,7 +76,8 @@ enum Next {
     Ended,
 }
 
-/// The next state: an `Optional<Leader>` (observer) or `Instances` (discovery); `timedOut`
+/// The next state: an `Optional<Leader>` (observer), `Instances` (discovery) or a `CacheEvent`
+/// (a cache's events; null once the cache was closed); `timedOut`
 /// itself when `timeout_ms` (-1: none) passed first; null once closed. A core error (CLOSED
 /// when the client closed...) is thrown, after which the stream has ended.
 #[no_mangle]
@@ -92,6 +102,8 @@ pub extern "system" fn Java_io_etcdlock_Native_followNext<'l>(mut env: JNIEnv<'l
             Next::TimedOut => Ok(env.new_local_ref(&timed_out)?.into_raw()),
             Next::Item(Item::Leader(l)) => Ok(leader_object(env, l)?.into_raw()),
             Next::Item(Item::Instances(set)) => Ok(instances_object(env, &set)?.into_raw()),
+            Next::Item(Item::CacheEvent(None)) => Ok(std::ptr::null_mut()),
+            Next::Item(Item::CacheEvent(Some(ev))) => Ok(crate::cache::event_object(env, ev)?.into_raw()),
         }
     })
 }

@@ -9,6 +9,7 @@
 
 mod acquirer;
 mod boundary;
+mod cache;
 mod callback;
 mod client;
 mod follow;

@@ -265,6 +265,20 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
+     * A local copy of every key under {@code prefix}, loaded at one revision (returns once loaded)
+     * and kept in step with etcd: see {@link Cache}.
+     *
+     * @param prefix the prefix ({@code ""}: every key)
+     * @return the cache; close it
+     * @throws ClosedException if the client is closed
+     */
+    public Cache cache(String prefix) {
+        byte[] p = Objects.requireNonNull(prefix, "prefix").getBytes(StandardCharsets.UTF_8);
+        long c = handle.with(h -> Native.cacheOpen(h, p));
+        return new Cache(new NativeHandle(c, Native::cacheFree, "cache"), prefix);
+    }
+
+    /**
      * Grants a lease and keeps it alive in the background until revoked or closed.
      *
      * @param ttl its TTL, rounded up to whole seconds; positive

@@ -121,6 +121,30 @@ final class Native {
 
     static native void followFree(long stream);
 
+    /** Blocks until the prefix is loaded; the cache follows etcd from there. */
+    static native long cacheOpen(long client, byte[] prefix);
+
+    /** The copy's {@code key}, or null. */
+    static native KeyValue cacheGet(long cache, byte[] key);
+
+    static native CacheSnapshot cacheSnapshot(long cache);
+
+    /** The copy's revision, or with {@code size} its number of keys. */
+    static native long cacheRevision(long cache, boolean size);
+
+    /** False when the timeout (-1: none) passed first. */
+    static native boolean cacheWaitFor(long cache, long revision, long timeoutMs);
+
+    /** The outcome goes to {@code sink.done} once, later ("TIMEOUT" when the timeout passed). */
+    static native void cacheWaitForAsync(long cache, long revision, long timeoutMs, ReleaseCall sink);
+
+    /** A stream of the copy's changes, read with {@link #followNext} (null once the cache closed). */
+    static native long cacheEvents(long cache);
+
+    static native void cacheClose(long cache);
+
+    static native void cacheFree(long cache);
+
     static native java.util.Optional<Leader> electionLeader(long client, String name);
 
     static native long register(long client, String service, String instance, byte[] value, long ttlSeconds, boolean replace,

@@ -3,9 +3,10 @@ package io.etcdlock;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One release in flight ({@link LockGuard#releaseAsync}): the native layer runs it on the runtime
- * and calls {@link #done} once with the outcome, which completes {@link #result} (the same path
- * as an acquire's {@link NativeCall}).
+ * One call in flight that yields nothing but its outcome (a release, {@link LockGuard#releaseAsync};
+ * a cache's wait, {@link Cache#waitForAsync}): the native layer runs it on the runtime and calls
+ * {@link #done} once with the outcome, which completes {@link #result} (the same path as an
+ * acquire's {@link NativeCall}).
  */
 final class ReleaseCall {
     final CompletableFuture<Void> result = new CompletableFuture<>();
