@@ -14,7 +14,9 @@ const PAGE: i64 = 1000;
 pub(super) async fn load(client: &Client, prefix: &[u8]) -> Result<(BTreeMap<Vec<u8>, KeyValue>, i64)> {
     let end = crate::client::kv::prefix_range_end(prefix);
     let mut map = BTreeMap::new();
-    let (mut from, mut revision) = (prefix.to_vec(), 0i64);
+    // The whole keyspace starts at "\0": etcd refuses an empty key.
+    let start = if prefix.is_empty() { vec![0] } else { prefix.to_vec() };
+    let (mut from, mut revision) = (start, 0i64);
     loop {
         let (f, e) = (from.clone(), end.clone());
         let resp = client

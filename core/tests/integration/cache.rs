@@ -171,3 +171,20 @@ async fn closing_the_client_ends_a_waiting_wait_for_and_events_reader() {
     // The copy is still readable; it just no longer follows.
     assert_eq!(cache.get(format!("{p}x").as_bytes()), None);
 }
+
+// covers: CACHE-LOAD-001
+#[tokio::test]
+async fn a_cache_of_the_empty_prefix_is_the_whole_keyspace() {
+    // A server of its own: the shared one's keyspace changes under every other test.
+    let etcd = Etcd::start(1);
+    let c = client_for(&etcd.endpoints()).await;
+    let first = c.put(b"a/1", b"x", None).await.unwrap();
+    c.put(b"b", b"y", None).await.unwrap();
+    let cache = c.cache("").await.unwrap();
+    assert!(cache.revision() > first);
+    assert_eq!((cache.len(), cache.get(b"a/1").map(|kv| kv.value)), (2, Some(b"x".to_vec())));
+    let rev = c.put(b"zz", b"z", None).await.unwrap();
+    cache.wait_for(rev, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(cache.get(b"zz").map(|kv| kv.value), Some(b"z".to_vec()));
+    c.close().await;
+}
