@@ -179,6 +179,12 @@ export declare class NativeLockSet {
    * release means a member had been lost, which onLost reports).
    */
   release(): Promise<undefined>
+  /**
+   * Member `name`'s fence at the set's token in its string form (`etcdlock-fence.v1.q...`,
+   * which lib/fence.js parses); `NOT_HELD` once released or lost (as a lock's fence);
+   * `INVALID_ARGUMENT` for a name that is not a member.
+   */
+  fence(name: Uint8Array): Promise<string>
   /** Fenced put: written only while every member is held (core `LockSetGuard::txn`). */
   put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
 }
@@ -245,6 +251,13 @@ export declare class NativePoolHolding {
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /** Gives every slot back at once, fenced; the forwarder stops only when it succeeded. */
   release(): Promise<undefined>
+  /**
+   * The fence of slot `slot` in its string form (`etcdlock-fence.v1.k.<cluster>.<token>.<key
+   * hex>`: the slot's key `<pool>/slot/<id>` at its token, which lib/fence.js parses);
+   * `INVALID_ARGUMENT` for a slot this holding does not hold. As core's `PoolGuard::fence`,
+   * also after the release (it then no longer checks).
+   */
+  fence(slot: string): Promise<string>
   /** Fenced put: written only while every slot is held (core `PoolGuard::txn`). */
   put(key: Uint8Array, value: Uint8Array, leaseId?: bigint | undefined | null): Promise<bigint>
 }

@@ -107,6 +107,16 @@ export class LockSet {
     put(key: Bytes, value: Bytes, options?: {
         lease?: Lease;
     }): Promise<bigint>;
+    /**
+     * Member `name`'s {@link Fence} at the set's token (its queue key's create revision,
+     * `fencingToken`), for a database to check (`etcdlock/fencing`; each member has its own mark)
+     * or {@link Client#checkFence}. Rejects `NOT_HELD` once released or lost (as a lock's
+     * `fence()`), `INVALID_ARGUMENT` if `name` is not a member. A read or permit member has one
+     * too, but is not exclusive: its fence does not exclude other holders.
+     * @param {Bytes} name
+     * @returns {Promise<Fence>}
+     */
+    fence(name: Bytes): Promise<Fence>;
     /** `await using locks = await client.lockSet(...)` releases it (unless already released). */
     [Symbol.asyncDispose](): Promise<void>;
     #private;
@@ -125,3 +135,4 @@ export const MAX_LOCK_SET: number;
 import type { Bytes } from './args.js';
 import type { LostReason } from './lost.js';
 import type { Lease } from './lease.js';
+import { Fence } from "./fence.js";

@@ -13,6 +13,7 @@ const native = require('./addon.js');
 const { invalid, fromNative } = require('./errors.js');
 const { describe, toBytes, toOptions, toPermits } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
+const { Fence } = require('./fence.js');
 const { checkLease } = require('./lease.js');
 const internal = require('./internal.js');
 
@@ -212,6 +213,24 @@ class LockSet {
     const lease = o.lease === undefined || o.lease === null ? undefined : checkLease(o.lease).id;
     try {
       return await this.#native.put(k, v, lease);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * Member `name`'s {@link Fence} at the set's token (its queue key's create revision,
+   * `fencingToken`), for a database to check (`etcdlock/fencing`; each member has its own mark)
+   * or {@link Client#checkFence}. Rejects `NOT_HELD` once released or lost (as a lock's
+   * `fence()`), `INVALID_ARGUMENT` if `name` is not a member. A read or permit member has one
+   * too, but is not exclusive: its fence does not exclude other holders.
+   * @param {Bytes} name
+   * @returns {Promise<Fence>}
+   */
+  async fence(name) {
+    const n = toBytes(name, 'name');
+    try {
+      return Fence.parse(await this.#native.fence(n));
     } catch (e) {
       throw fromNative(e);
     }

@@ -208,6 +208,16 @@ export class PoolHolding {
      * @returns {Promise<void>}
      */
     release(): Promise<void>;
+    /**
+     * The {@link Fence} of slot `slot` of this holding (kind `'k'`: the slot's key
+     * `<pool>/slot/<id>` at the slot's token, `tokens[slot]`), for a database to check
+     * (`etcdlock/fencing`; each slot has its own mark) or {@link Client#checkFence}. Rejects
+     * `INVALID_ARGUMENT` for a slot this holding does not hold. After the release it still
+     * resolves, to a fence that no longer checks.
+     * @param {string} slot
+     * @returns {Promise<Fence>}
+     */
+    fence(slot: string): Promise<Fence>;
     /** `await using held = await pool.acquire()` releases it at the end of the block (unless already released). */
     [Symbol.asyncDispose](): Promise<void>;
     #private;
@@ -235,3 +245,4 @@ export const MAX_POOL_SLOTS: number;
  */
 export const MAX_POOL_COUNT: number;
 import type { LostReason } from './lost.js';
+import { Fence } from "./fence.js";

@@ -13,6 +13,7 @@ const log = require('../log.js');
 const { invalid, fromNative, abortError } = require('./errors.js');
 const { describe, toBytes, toOptions, toMillis, toSignal, toTtl } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
+const { Fence } = require('./fence.js');
 const internal = require('./internal.js');
 
 /** TTL in seconds of the lease a pool's slots are held on, when `pool()` is not given `ttl` (the core's default). */
@@ -169,6 +170,24 @@ class PoolHolding {
       throw fromNative(e);
     } finally {
       internal.forget(this.#client, this);
+    }
+  }
+
+  /**
+   * The {@link Fence} of slot `slot` of this holding (kind `'k'`: the slot's key
+   * `<pool>/slot/<id>` at the slot's token, `tokens[slot]`), for a database to check
+   * (`etcdlock/fencing`; each slot has its own mark) or {@link Client#checkFence}. Rejects
+   * `INVALID_ARGUMENT` for a slot this holding does not hold. After the release it still
+   * resolves, to a fence that no longer checks.
+   * @param {string} slot
+   * @returns {Promise<Fence>}
+   */
+  async fence(slot) {
+    if (typeof slot !== 'string') throw invalid(`slot must be a slot id (a string), got ${describe(slot)}`);
+    try {
+      return Fence.parse(await this.#native.fence(slot));
+    } catch (e) {
+      throw fromNative(e);
     }
   }
 

@@ -112,6 +112,24 @@ impl NativeLockSet {
         promise::spawn(env, async move { guard.release().await.inspect(|_| stop.cancel()) }, |_, ()| Ok(()))
     }
 
+    /// Member `name`'s fence at the set's token in its string form (`etcdlock-fence.v1.q...`,
+    /// which lib/fence.js parses); `NOT_HELD` once released or lost (as a lock's fence);
+    /// `INVALID_ARGUMENT` for a name that is not a member.
+    #[napi]
+    pub fn fence<'env>(&self, env: &'env Env, name: &[u8]) -> Result<PromiseRaw<'env, String>> {
+        let (guard, name) = (self.guard.clone(), name.to_vec());
+        promise::spawn(
+            env,
+            async move {
+                if !guard.is_held() {
+                    return Err(Error::new(ErrorKind::NotHeld, "the lock set is not held: a fence is for a holding acquisition"));
+                }
+                guard.fence(&name).await
+            },
+            |_, f| Ok(f.to_string()),
+        )
+    }
+
     /// Fenced put: written only while every member is held (core `LockSetGuard::txn`).
     #[napi]
     pub fn put<'env>(&self, env: &'env Env, key: &[u8], value: &[u8], lease_id: Option<BigInt>) -> Result<PromiseRaw<'env, BigInt>> {

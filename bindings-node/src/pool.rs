@@ -213,6 +213,16 @@ impl NativePoolHolding {
         promise::spawn(env, async move { guard.release().await.inspect(|_| stop.cancel()) }, |_, ()| Ok(()))
     }
 
+    /// The fence of slot `slot` in its string form (`etcdlock-fence.v1.k.<cluster>.<token>.<key
+    /// hex>`: the slot's key `<pool>/slot/<id>` at its token, which lib/fence.js parses);
+    /// `INVALID_ARGUMENT` for a slot this holding does not hold. As core's `PoolGuard::fence`,
+    /// also after the release (it then no longer checks).
+    #[napi]
+    pub fn fence<'env>(&self, env: &'env Env, slot: String) -> Result<PromiseRaw<'env, String>> {
+        let guard = self.guard.clone();
+        promise::spawn(env, async move { guard.fence(&slot).await }, |_, f| Ok(f.to_string()))
+    }
+
     /// Fenced put: written only while every slot is held (core `PoolGuard::txn`).
     #[napi]
     pub fn put<'env>(&self, env: &'env Env, key: &[u8], value: &[u8], lease_id: Option<BigInt>) -> Result<PromiseRaw<'env, BigInt>> {

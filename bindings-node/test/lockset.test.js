@@ -7,7 +7,9 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { ENDPOINTS, prefix, etcdctl, keysUnder, waitFor } = require('./helpers');
 const etcdlock = require('..');
-const { Client, LockSet, AbortError, MAX_LOCK_SET } = etcdlock;
+const { Client, LockSet, AbortError, Fence, StaleFence, MAX_LOCK_SET } = etcdlock;
+const fencing = require('etcdlock/fencing'); // as test/fencing.test.js: the package's subpath export
+const Sqlite = require('better-sqlite3');
 
 const INVALID = { code: 'INVALID_ARGUMENT', name: 'EtcdlockError' };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +92,44 @@ test('one token on every member key; writes fenced by every member; a deleted me
   // The release says the set was lost, and deletes the keys left.
   await assert.rejects(locks.release(), { code: 'NOT_HELD' });
   assert.deepEqual(queues(...names), []);
+});
+
+// covers: LOCKSET-TOKEN-001
+test("a member's fence: at the set's token, checks while held and passes the database; not a member is INVALID_ARGUMENT; NOT_HELD after the release", async (t) => {
+  const c = client(t);
+  const db = new Sqlite(':memory:');
+  t.after(() => db.close());
+  fencing.sqlite.install(db);
+  const p = prefix('ls-fence');
+  const [x, y] = [`${p}/x`, `${p}/y`];
+  const locks = await c.lockSet([x, { name: y, mode: 'write' }], { ttl: 10, timeout: 5000 });
+  const fx = await locks.fence(x);
+  const fy = await locks.fence(Buffer.from(y));
+  for (const [f, n] of [[fx, x], [fy, y]]) {
+    assert.ok(f instanceof Fence);
+    assert.equal(f.kind, 'q');
+    assert.equal(f.name.toString(), n);
+    assert.equal(f.token, locks.fencingToken);
+    assert.ok(await c.checkFence(f));
+    assert.ok(await c.checkFence(String(f)));
+  }
+  assert.deepEqual(locks.keys.map((k) => kv(k)[0]), [fx.token, fy.token]);
+  assert.equal(fencing.sqlite.check(db, fx), fx.token);
+  assert.equal(fencing.sqlite.check(db, fy), fy.token); // each member has its own mark
+  await assert.rejects(locks.fence(`${p}/other`), INVALID); // not a member
+  await assert.rejects(locks.fence(/** @type {any} */ (7)), INVALID);
+  await locks.release();
+  assert.equal(await c.checkFence(fx), false, "a released set's fence checked");
+  assert.equal(await c.checkFence(fy), false, "a released set's fence checked");
+  await assert.rejects(locks.fence(x), { code: 'NOT_HELD' });
+  // The next holder of x: a larger token; the set's fence is refused at the database after it.
+  const lone = await c.lock(x, { timeout: 5000 });
+  const later = await lone.fence();
+  assert.ok(later.token > fx.token);
+  assert.equal(fencing.sqlite.check(db, later), later.token);
+  assert.throws(() => fencing.sqlite.check(db, fx), (e) => e instanceof StaleFence && e.code === 'NOT_HELD');
+  await lone.release();
+  assert.deepEqual(queues(x, y), []);
 });
 
 // covers: LOCKSET-MIXED-001

@@ -9,7 +9,9 @@ const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const { ENDPOINTS, PKG, prefix, etcdctl, keysUnder, waitFor } = require('./helpers');
 const etcdlock = require('..');
-const { Client, Pool, PoolHolding, AbortError, MAX_POOL_SLOTS, MAX_POOL_COUNT } = etcdlock;
+const { Client, Pool, PoolHolding, AbortError, Fence, StaleFence, MAX_POOL_SLOTS, MAX_POOL_COUNT } = etcdlock;
+const fencing = require('etcdlock/fencing'); // as test/fencing.test.js: the package's subpath export
+const Sqlite = require('better-sqlite3');
 
 const esm = import('../index.mjs');
 const INVALID = { code: 'INVALID_ARGUMENT', name: 'EtcdlockError' };
@@ -321,6 +323,57 @@ test('a lost holding: onLost fires, isHeld() is false, fenced writes and release
   await assert.rejects(c.put(`${name}-out`, 'y', { ifHeld: held }), { code: 'NOT_HELD' });
   assert.equal(etcdctl('get', `${name}-out`, '--print-value-only').trim(), 'x');
   await assert.rejects(held.release(), { code: 'NOT_HELD' });
+});
+
+// covers: FENCE-POOL-001
+test("a slot's fence: its key at the slot's token, checks while held and passes the database; an unknown slot is INVALID_ARGUMENT; not after the release", async (t) => {
+  const c = client(t);
+  const other = client(t);
+  const db = new Sqlite(':memory:');
+  t.after(() => db.close());
+  fencing.sqlite.install(db);
+  const name = prefix('pool-fence');
+  const pool = c.pool(name, { slots: ['a', 'b'], ttl: 10 });
+  const held = await pool.acquire({ count: 2, timeout: 5000 });
+  const f = await held.fence('b');
+  assert.ok(f instanceof Fence);
+  assert.equal(f.kind, 'k');
+  assert.equal(f.name.toString(), `${name}/slot/b`);
+  assert.equal(f.token, held.tokens.b);
+  // The slot key's create revision, as etcd has it, is the token.
+  assert.equal(BigInt(/"create_revision":(\d+)/.exec(etcdctl('get', `${name}/slot/b`, '-w', 'json'))[1]), f.token);
+  assert.ok(Fence.parse(String(f)).equals(f));
+  assert.ok(await c.checkFence(f));
+  assert.ok(await other.checkFence(String(f)));
+  const fa = await held.fence('a');
+  assert.ok(fa.token === held.tokens.a && (await c.checkFence(fa)));
+  assert.equal(fencing.sqlite.check(db, f), f.token);
+  assert.equal(fencing.sqlite.check(db, String(f)), f.token); // the same holder again: the mark is >=
+  await assert.rejects(held.fence('z'), INVALID); // no such slot
+  await assert.rejects(held.fence(/** @type {any} */ (7)), INVALID);
+  await held.release();
+  assert.equal(await c.checkFence(f), false, "a released slot's fence checked");
+  // As core's: the fence is still given after the release, and does not check.
+  assert.ok((await held.fence('b')).equals(f));
+  const next = await pool.acquire({ count: 2, timeout: 5000 });
+  const newer = await next.fence('b');
+  assert.ok(newer.name.equals(f.name) && newer.token > f.token && newer.token === next.tokens.b);
+  assert.equal(fencing.sqlite.check(db, newer), newer.token);
+  assert.throws(() => fencing.sqlite.check(db, f), (e) => e instanceof StaleFence && e.code === 'NOT_HELD'); // the first holder's late write
+  await next.release();
+  // Two holdings of one slot each: a fence of the other's slot is refused.
+  const one = await pool.acquire({ timeout: 5000 });
+  const two = await other.pool(name, { slots: ['a', 'b'], ttl: 10 }).acquire({ timeout: 5000 });
+  const [mine] = two.slots;
+  const [theirs] = one.slots;
+  assert.deepEqual([mine, theirs].sort(), ['a', 'b']);
+  const g = await two.fence(mine);
+  assert.ok(g.token === two.tokens[mine] && (await c.checkFence(g)));
+  await assert.rejects(two.fence(theirs), INVALID);
+  await two.release();
+  await one.release();
+  assert.equal(await c.checkFence(g), false);
+  assert.deepEqual(liveKeys(name), []);
 });
 
 test('an aborted acquire rejects AbortError and leaves nothing; an aborted signal sends nothing', async (t) => {

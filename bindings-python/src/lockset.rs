@@ -207,6 +207,19 @@ impl NativeLockSet {
         Ok(self.held_guard().py()?.filter(|g| g.is_held()).map(|g| g.fencing_token()))
     }
 
+    /// Member `name`'s fence at the set's token, as `(kind, name, token, cluster)`; `NotHeld`
+    /// if nothing holds (released or lost), as `Lock.fence`; `InvalidArgument` for a name that
+    /// is not a member.
+    fn fence(&self, name: &[u8]) -> Op {
+        let guard = match self.held_guard() {
+            Ok(Some(g)) if g.is_held() => g,
+            Ok(_) => return Op::fail(Error::new(ErrorKind::NotHeld, "the lock set is not held: a fence is for a holding acquisition")),
+            Err(e) => return Op::fail(e),
+        };
+        let name = name.to_vec();
+        Op::new(async move { crate::lock::fence_value(guard.fence(&name).await?) })
+    }
+
     /// The latest acquisition's queue keys, one per member in the set's order, or None.
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyBytes>>>> {
         self.last(|g| g.members().iter().map(|m| PyBytes::new(py, m.key())).collect())

@@ -257,6 +257,17 @@ impl NativePoolHolding {
         Op::new(async move { crate::op::value(holding.guard.txn(&[TxnOp::Put { key, value: val, lease }]).await?) })
     }
 
+    /// The fence of slot `slot`, as `(kind, name, token, cluster)` (kind `"k"`: the slot's key
+    /// `<pool>/slot/<id>` at the slot's token); `InvalidArgument` for a slot this holding does
+    /// not hold. As the core's, also after the release (it then no longer checks).
+    fn fence(&self, slot: String) -> Op {
+        if let Err(e) = runtime::check_pid(self.pid) {
+            return Op::fail(e);
+        }
+        let holding = self.holding.clone();
+        Op::new(async move { crate::lock::fence_value(holding.guard.fence(&slot).await?) })
+    }
+
     /// Gives every slot back at once (fenced). `NotHeld` if already released or lost.
     fn release(&self) -> Op {
         if let Err(e) = runtime::check_pid(self.pid) {

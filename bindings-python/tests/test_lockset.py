@@ -5,12 +5,15 @@ read with etcdctl, not with the library under test."""
 
 import asyncio
 import json
+import sqlite3
 import threading
 import time
 
 import pytest
 
 import etcdlock
+from etcdlock.fencing import Fence, StaleFence
+from etcdlock.fencing import sqlite as sqlite_fence
 
 
 def kv(etcd, key):
@@ -88,6 +91,55 @@ def test_one_token_on_every_key_and_writes_fenced_by_every_member(client, etcd, 
         client.put(data, "3", if_held=locks)
     with pytest.raises(etcdlock.NotHeld):
         locks.release()
+
+
+# covers: LOCKSET-TOKEN-001
+def test_a_members_fence_is_at_the_sets_token_checks_while_held_and_passes_the_database(tmp_path, client, etcd, prefix):
+    x, y, other = f"{prefix}/fx", f"{prefix}/fy", f"{prefix}/fother"
+    conn = sqlite3.connect(tmp_path / "set.sqlite", isolation_level=None)
+    sqlite_fence.install(conn)
+    locks = client.lock_set([x, etcdlock.write(y)], ttl=10)
+    with pytest.raises(etcdlock.NotHeld):
+        locks.fence(x)  # before the first acquire: nothing holds (as Lock.fence)
+    assert locks.acquire(timeout=5.0)
+    fx, fy = locks.fence(x), locks.fence(y.encode())
+    for f, n in ((fx, x), (fy, y)):
+        assert isinstance(f, Fence) and f.kind == "q" and f.name == n.encode()
+        assert f.token == locks.fencing_token
+        assert client.check_fence(f) and client.check_fence(str(f))
+    assert [kv(etcd, k)[0] for k in locks.keys] == [fx.token, fy.token]
+    assert sqlite_fence.check(conn, fx) == fx.token
+    assert sqlite_fence.check(conn, fy) == fy.token  # each member has its own mark
+    with pytest.raises(ValueError):
+        locks.fence(other)  # not a member
+    with pytest.raises(TypeError):
+        locks.fence(1)  # type: ignore[arg-type]
+    locks.release()
+    assert client.check_fence(fx) is False and client.check_fence(fy) is False
+    with pytest.raises(etcdlock.NotHeld):
+        locks.fence(x)
+    # The next holder of x: a larger token; the set's fence is refused at the database after it.
+    with client.lock(x, timeout=5.0) as lone:
+        later = lone.fence()
+        assert later.token > fx.token
+        assert sqlite_fence.check(conn, later) == later.token
+        with pytest.raises(StaleFence):
+            sqlite_fence.check(conn, fx)
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as ac:
+            async with ac.lock_set([x, y], timeout=5.0) as alocks:
+                af = await alocks.fence(y)
+                assert af.kind == "q" and af.name == y.encode() and af.token == alocks.fencing_token
+                assert af.token > fy.token and await ac.check_fence(af)
+                with pytest.raises(ValueError):
+                    await alocks.fence(other)
+            assert await ac.check_fence(af) is False
+            with pytest.raises(etcdlock.NotHeld):
+                await alocks.fence(y)
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+    assert queues(etcd, x, y) == []
 
 
 # covers: LOCKSET-MIXED-001

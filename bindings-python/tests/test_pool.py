@@ -6,6 +6,7 @@ owners, definitions, runtime changes, the lost signal, bad input, asyncio and it
 import asyncio
 import json
 import math
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,8 @@ import time
 import pytest
 
 import etcdlock
+from etcdlock.fencing import Fence, StaleFence
+from etcdlock.fencing import sqlite as sqlite_fence
 
 PY = sys.executable
 
@@ -327,6 +330,62 @@ def test_a_lost_holding_fires_on_lost_and_writes_nothing(client, etcd, prefix):
         held.on_lost(quiet.append)
     time.sleep(0.2)
     assert quiet == []
+
+
+# covers: FENCE-POOL-001
+def test_a_slots_fence_checks_while_held_and_passes_the_database_then_not_after_release(tmp_path, client, etcd, prefix):
+    name = f"{prefix}/fp"
+    pool = client.pool(name, slots=["a", "b"], ttl=10)
+    conn = sqlite3.connect(tmp_path / "pool.sqlite", isolation_level=None)
+    sqlite_fence.install(conn)
+    held = pool.acquire(2, timeout=5.0)
+    f = held.fence("b")
+    assert isinstance(f, Fence) and f.kind == "k"
+    assert f.name == f"{name}/slot/b".encode() and f.token == held.tokens["b"]
+    # The slot key's create revision, as etcd has it, is the token.
+    assert json.loads(etcd.ctl("get", f"{name}/slot/b", "-w", "json"))["kvs"][0]["create_revision"] == f.token
+    assert Fence.parse(str(f)) == f
+    assert client.check_fence(f) and client.check_fence(str(f))
+    assert held.fence("a").token == held.tokens["a"] and client.check_fence(held.fence("a"))
+    assert sqlite_fence.check(conn, f) == f.token
+    assert sqlite_fence.check(conn, str(f)) == f.token  # the same holder again: the mark is >=
+    with pytest.raises(ValueError):
+        held.fence("z")  # no such slot
+    with pytest.raises(TypeError):
+        held.fence(b"b")  # type: ignore[arg-type]
+    held.release()
+    assert client.check_fence(f) is False, "a released slot's fence still checks"
+    # As the core's: the fence is still given after the release, and does not check.
+    assert held.fence("b") == f
+    nxt = pool.acquire(2, timeout=5.0)
+    newer = nxt.fence("b")
+    assert newer.name == f.name and newer.token > f.token and newer.token == nxt.tokens["b"]
+    assert sqlite_fence.check(conn, newer) == newer.token
+    with pytest.raises(StaleFence):
+        sqlite_fence.check(conn, f)  # the first holder's late write
+    nxt.release()
+    assert client.check_fence(newer) is False
+
+    # Another client's holding of one slot: a fence for the slot it does not hold is refused.
+    one = pool.acquire(1, timeout=5.0)
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as ac:
+            async with ac.pool(name, slots=["a", "b"], ttl=10).acquire(timeout=5.0) as aheld:
+                (mine,), (theirs,) = aheld.slots, one.slots
+                assert {mine, theirs} == {"a", "b"}
+                af = await aheld.fence(mine)
+                assert af.kind == "k" and af.name == f"{name}/slot/{mine}".encode() and af.token == aheld.tokens[mine]
+                assert af.token > newer.token and await ac.check_fence(af)
+                with pytest.raises(ValueError):
+                    await aheld.fence(theirs)  # the pool's, held by the other holding
+            assert await ac.check_fence(af) is False
+            return af
+
+    af = asyncio.run(asyncio.wait_for(main(), 30))
+    assert client.check_fence(af) is False
+    one.release()
+    assert etcd.keys(f"{name}/queue/") == [] and etcd.keys(f"{name}/slot/") == []
 
 
 # covers: SEM-COUNT-001

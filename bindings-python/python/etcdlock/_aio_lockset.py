@@ -3,14 +3,19 @@
 locks.acquire()``."""
 
 from types import TracebackType
-from typing import Callable, List, Optional, Type
+from typing import TYPE_CHECKING, Callable, List, Optional, Type
 
 from . import _args, _native
 from ._aio import _run, _run_cancellable
+from ._args import BytesLike
+from ._common import fence
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lockset import LockSetView, SetMember
 from ._lost import LostCallbacks
 from ._ports import LoopPort, loop_port
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class AsyncLockSet(LockSetView):
@@ -37,6 +42,11 @@ class AsyncLockSet(LockSetView):
     async def release(self) -> None:
         """Releases every member in one transaction; ``NotHeld`` if not held or a member was lost."""
         await _run(self._n.release())
+
+    async def fence(self, name: BytesLike) -> "Fence":
+        """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (see
+        ``LockSet.fence``); ``NotHeld`` if not held, ``ValueError`` if ``name`` is not a member."""
+        return fence(await _run(self._n.fence(_args.to_bytes(name, "name"))))
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held set loses a member, on the event loop

@@ -3,13 +3,17 @@ awaited: ``holding = await pool.acquire(timeout=5.0)`` or ``async with pool.acqu
 as holding``."""
 
 from types import TracebackType
-from typing import Any, Generator, List, Optional, Sequence, Type
+from typing import TYPE_CHECKING, Any, Generator, List, Optional, Sequence, Type
 
 from . import _log, _native
 from ._aio import _run, _run_cancellable
 from ._errors import LockLost, NotHeld
-from ._pool import HoldingView, PoolView, SlotInfo, _ids, acquire_args, slot_infos
+from ._common import fence
+from ._pool import HoldingView, PoolView, SlotInfo, _ids, acquire_args, slot_arg, slot_infos
 from ._ports import loop_port
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class AsyncPoolHolding(HoldingView):
@@ -22,6 +26,11 @@ class AsyncPoolHolding(HoldingView):
 
     async def release(self) -> None:
         await _run(self._n.release())
+
+    async def fence(self, slot: str) -> "Fence":
+        """Slot ``slot``'s ``etcdlock.fencing.Fence`` (see ``PoolHolding.fence``); ``ValueError``
+        for a slot this holding does not hold."""
+        return fence(await _run(self._n.fence(slot_arg(slot))))
 
     async def __aenter__(self) -> "AsyncPoolHolding":
         return self

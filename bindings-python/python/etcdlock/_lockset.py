@@ -9,14 +9,17 @@ any order never deadlock. The rules are the core's (``core/src/sync/lockset/``).
 
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable, List, Optional, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, Union
 
 from . import _args, _native
 from ._args import BytesLike
-from ._common import refuse_in_event_loop
+from ._common import fence, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
 from ._lost import LostCallbacks
 from ._ports import thread_port
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 #: The most names a lock set may have (the core's ``MAX_LOCK_SET``).
 MAX_LOCK_SET: int = _native.MAX_LOCK_SET
@@ -169,6 +172,14 @@ class LockSet(LockSetView):
         """Releases every member in one transaction (each key deleted only if still this
         set's). ``NotHeld`` if not held, or if a member was lost (the other keys go anyway)."""
         self._n.release().wait()
+
+    def fence(self, name: BytesLike) -> "Fence":
+        """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (its queue key's
+        create revision, ``fencing_token``), for a database (``etcdlock.fencing``; each member
+        has its own mark) or ``client.check_fence``. ``NotHeld`` if not held (as
+        ``Lock.fence``); ``ValueError`` if ``name`` is not a member. A read or permit member
+        has one too, but is not exclusive: its fence does not exclude other holders."""
+        return fence(self._n.fence(_args.to_bytes(name, "name")).wait())
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once when the held set loses a member (not when released),

@@ -9,13 +9,16 @@ are free (later ones wait behind it). A slot whose holder died is not handed out
 ``reuse_delay`` (timed by an etcd lease); a released one is free at once."""
 
 from types import TracebackType
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 from . import _args, _log, _native
-from ._common import refuse_in_event_loop
+from ._common import fence, refuse_in_event_loop
 from ._errors import LockLost, NotHeld
 from ._ports import thread_port
 from ._tasks_common import ClaimView, claim_timeout
+
+if TYPE_CHECKING:
+    from .fencing import Fence
 
 
 class SlotInfo(NamedTuple):
@@ -68,6 +71,14 @@ def definition(slots: object, size: object, ttl: object, reuse_delay: object) ->
     if ids is None and n is None:
         raise ValueError("reuse_delay is part of a pool's definition: give slots=[...] or size=N with it")
     return _args.ttl(ttl), float(reuse_delay), ids, n
+
+
+def slot_arg(slot: object) -> str:
+    """A slot id for ``holding.fence``: a ``str`` (whether the holding has it is the core's
+    to check)."""
+    if not isinstance(slot, str):
+        raise TypeError(f"slot must be a str slot id, not {type(slot).__name__}")
+    return slot
 
 
 def acquire_args(count: object, owner: object, timeout: object) -> Tuple[int, Optional[str], Optional[float]]:
@@ -123,6 +134,14 @@ class PoolHolding(HoldingView):
         """Gives every slot back at once (each free for the next request), fenced. ``NotHeld``
         if already released or lost."""
         self._n.release().wait()
+
+    def fence(self, slot: str) -> "Fence":
+        """The ``etcdlock.fencing.Fence`` of slot ``slot`` of this holding (kind ``"k"``: the
+        slot's key ``<pool>/slot/<id>`` at the slot's token, ``tokens[slot]``), for a database
+        (``etcdlock.fencing.sqlite.check``, ``postgres.check``; each slot has its own mark) or
+        ``client.check_fence``. ``ValueError`` for a slot this holding does not hold. After the
+        release it is still returned, and no longer checks."""
+        return fence(self._n.fence(slot_arg(slot)).wait())
 
     def __enter__(self) -> "PoolHolding":
         return self
