@@ -8,6 +8,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$root"
 [ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
+# JdbcFenceTest starts a throwaway PostgreSQL itself (tests/pg_harness.py); install-deps.sh
+# installs Debian's when missing.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || bash scripts/install-deps.sh
 # Maven and a JDK (17, the baseline) from Debian's packages when missing.
 bash scripts/install-java.sh
 
@@ -78,6 +81,15 @@ else
     echo "FAIL - the jar has no META-INF/LICENSE (or not the repository's)"
     rc=1
 fi
+# The database helpers ship in the jar; the JDBC drivers they are tested with do not (test scope:
+# users bring their own).
+if [ -f "$jar" ] && grep -q " io/etcdlock/fencing/JdbcFence.class$" "$tmp/jar.list" \
+    && ! grep -Eq " (org/postgresql|org/sqlite)/" "$tmp/jar.list"; then
+    echo "ok - the jar carries io.etcdlock.fencing.JdbcFence and no database driver"
+else
+    echo "FAIL - the jar lacks io.etcdlock.fencing.JdbcFence, or carries a database driver"
+    rc=1
+fi
 # -Detcdlock.native.path= loads the given file instead of the jar's copy.
 if java -Detcdlock.native.path=/nonexistent/libetcdlock_jni.so -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/override.out" 2>&1; then
     echo "FAIL - -Detcdlock.native.path pointing nowhere was ignored"
@@ -101,7 +113,7 @@ if ! mvn -B -q -Detcdlock.build.directory="$(realpath -m "$out")" \
     cat "$tmp/cp.out"
     echo "FAIL - mvn dependency:build-classpath (the class path javadoc needs)"
     rc=1
-elif javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt")" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java >"$tmp/javadoc.out" 2>&1; then
+elif javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt")" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java src/main/java/io/etcdlock/fencing/*.java >"$tmp/javadoc.out" 2>&1; then
     echo "ok - javadoc -Xdoclint:all finds nothing missing or malformed"
 else
     cat "$tmp/javadoc.out"

@@ -159,6 +159,31 @@ pub extern "system" fn Java_io_etcdlock_Native_guardLostReason<'l>(mut env: JNIE
     })
 }
 
+/// The acquisition's fence in its string form (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name
+/// hex>`; the first fence of a client reads the cluster's ID). NOT_HELD once released.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_guardFence<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let g = guard(h)?.guard.clone();
+        if g.is_released() {
+            return Err(Error::new(ErrorKind::NotHeld, "the lock was released: a fence is for a holding acquisition").into());
+        }
+        let fence = boundary::block(async move { g.fence().await })?;
+        Ok(env.new_string(fence.to_string())?.into_raw())
+    })
+}
+
+/// Whether the acquisition the fence (its string form) names still holds, now: one linearizable
+/// read. False for another etcd cluster's fence; a malformed one is INVALID_ARGUMENT.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_clientCheckFence<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, client: jlong, fence: JString<'l>) -> jboolean {
+    entry(&mut env, 0, |env| {
+        let c = boundary::handle::<ClientHandle>(client, "client")?.client.clone();
+        let fence = etcdlock::Fence::parse(&boundary::string(env, &fence, "fence")?)?;
+        Ok(boundary::block(async move { c.check_fence(&fence).await })? as jboolean)
+    })
+}
+
 /// Writes `value` at `key` only while the lock is held (checked by etcd in the same
 /// transaction); NOT_HELD otherwise, nothing written. The revision written.
 #[no_mangle]

@@ -330,6 +330,31 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
+     * Whether the acquisition {@code fence} names still holds, now: one linearizable read (as
+     * Chubby's {@code CheckSequencer}). {@code false} for a fence of another etcd cluster.
+     * Advisory: it may stop holding right after; a database that checks the token itself
+     * ({@code io.etcdlock.fencing.JdbcFence}) is what makes a late write fail.
+     *
+     * @param fence a fence (from {@link LockGuard#fence()} or {@link Fence#parse})
+     * @return whether it holds
+     */
+    public boolean checkFence(Fence fence) {
+        String s = Objects.requireNonNull(fence, "fence").toString();
+        return handle.with(c -> Native.clientCheckFence(c, s));
+    }
+
+    /**
+     * {@link #checkFence(Fence)} for a fence's string form.
+     *
+     * @param fence {@code etcdlock-fence.v1.<q|k>.<cluster hex>.<token>.<name hex>}
+     * @return whether it holds
+     * @throws IllegalArgumentException if {@code fence} is not a fence
+     */
+    public boolean checkFence(String fence) {
+        return checkFence(Fence.parse(fence));
+    }
+
+    /**
      * Deletes {@code key}.
      *
      * @param key a non-empty key

@@ -114,6 +114,14 @@ public final class Leadership implements AutoCloseable {
         guard.close();
     }
 
+    /**
+     * @return the leadership's {@link Fence} (see {@link LockGuard#fence()})
+     * @throws NotHeldException if it was resigned
+     */
+    public Fence fence() {
+        return guard.fence();
+    }
+
     /** @return the guard underneath (for code that takes a {@link LockGuard}) */
     public LockGuard guard() {
         return guard;

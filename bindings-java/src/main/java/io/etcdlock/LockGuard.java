@@ -104,6 +104,27 @@ public final class LockGuard implements AutoCloseable {
         }
     }
 
+    /**
+     * This acquisition's {@link Fence}: the lock's name, its fencing token and the etcd cluster's
+     * ID (read once per client, on its first fence), for a database or another service to
+     * refuse a stale holder's write ({@code io.etcdlock.fencing.JdbcFence}). Its string form
+     * ({@code fence().toString()}) travels to other processes. A semaphore permit's or a read
+     * lock's fence is not exclusive.
+     *
+     * @return the fence
+     * @throws NotHeldException if the lock was released
+     */
+    public Fence fence() {
+        if (asyncRelease.get() != null) {
+            throw alreadyReleased();
+        }
+        try {
+            return Fence.parse(handle.with(Native::guardFence));
+        } catch (ClosedException e) {
+            throw notHeld();
+        }
+    }
+
     /** Runs a native call on the guard; a freed guard is {@link NotHeldException}. */
     long withHandle(NativeHandle.Call<Long> call) {
         try {

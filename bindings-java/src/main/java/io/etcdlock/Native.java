@@ -96,6 +96,12 @@ final class Native {
 
     static native long guardPut(long guard, byte[] key, byte[] value);
 
+    /** The acquisition's fence in its string form; NOT_HELD once released. */
+    static native String guardFence(long guard);
+
+    /** Whether the fence (its string form) still holds: one linearizable read. */
+    static native boolean clientCheckFence(long client, String fence);
+
     static native void guardOnLost(long guard, LostSink sink);
 
     /** An election's proclamation: the revision written (NOT_HELD unless held). */
