@@ -61,6 +61,18 @@ pub use transport::tls::{Pem, TlsOptions};
 pub use watch::event::{EventType, WatchEvent};
 pub use watch::{Watch, WatchOptions};
 
+/// Fencing at the database: a high-water mark per resource, checked and raised by one statement
+/// inside the writer's own transaction, before its writes, so that they commit only if no newer
+/// holder of the lock has written (`docs/design.md`, "Fencing at the database"). The table and
+/// statements are here for any driver; `fencing::postgres` (cargo feature `postgres`) runs them
+/// on a `tokio-postgres` connection or transaction.
+pub mod fencing {
+    pub use crate::sync::fence::sql::{CHECK, DDL, MARK, TABLE};
+    pub use crate::sync::fence::{Fence, FenceKind};
+    #[cfg(feature = "postgres")]
+    pub use crate::sync::fence::postgres;
+}
+
 /// The README's Rust example, compiled as a doc test so it cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -19,6 +19,10 @@
 //! # Ok(()) }
 //! ```
 
+pub mod sql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 use crate::client::Client;
 use crate::error::{Error, Result};
 use crate::sync::guard::LockGuard;
