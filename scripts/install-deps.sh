@@ -55,6 +55,10 @@ fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   apt_install postgresql || log "warning: postgresql could not be installed (the database fencing tests will fail)"
 fi
+# The C suite builds examples/fence_pg.c against libpq (its headers and pkg-config file).
+if ! { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } && ! [ -f /usr/include/postgresql/libpq-fe.h ]; then
+  apt_install libpq-dev || log "warning: libpq-dev could not be installed (the C suite's fencing example will fail)"
+fi
 
 # ------------------------------------------------------------------ etcd ----
 mkdir -p "$BIN"
