@@ -8,8 +8,9 @@
 //! first in the transaction, with the resource, the cluster in hex and the token; no row back
 //! means refused: read [`MARK`] to tell why, and roll back.
 
-use super::Fence;
-use crate::error::{Error, ErrorKind, Result};
+// What a check's answers mean, for the drivers' helpers (only `postgres` so far).
+#[cfg(any(feature = "postgres", test))]
+use {super::Fence, crate::error::{Error, ErrorKind, Result}};
 
 /// The table the marks are kept in, one row per resource.
 pub const TABLE: &str = "etcdlock_fence";
@@ -37,6 +38,7 @@ pub const MARK: &str = "SELECT cluster, token FROM etcdlock_fence WHERE resource
 
 /// The resource a check is for (the lock's name unless the caller names another, which must not
 /// be empty) and the cluster's ID as the table keeps it.
+#[cfg(any(feature = "postgres", test))]
 pub(crate) fn args(fence: &Fence, resource: Option<&str>) -> Result<(String, String)> {
     let resource = match resource {
         Some("") => return Err(Error::invalid("resource must be a non-empty string")),
@@ -49,6 +51,7 @@ pub(crate) fn args(fence: &Fence, resource: Option<&str>) -> Result<(String, Str
 /// Why the database refused `fence` for `resource`, given the mark it has (cluster, token), if
 /// any: a stale fence, or one of another cluster that an operator must reset the mark for.
 /// Kind [`ErrorKind::NotHeld`], as the bindings' `StaleFence`.
+#[cfg(any(feature = "postgres", test))]
 pub(crate) fn refused(fence: &Fence, resource: &str, mark: Option<(String, i64)>) -> Error {
     let cluster = format!("{:x}", fence.cluster);
     match mark {
