@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the C library: libetcdlock.so.VERSION (SONAME libetcdlock.so.MAJOR, stripped) with its
 # libetcdlock.so.MAJOR and libetcdlock.so links, libetcdlock.a, include/etcdlock.h and the C++
-# RAII wrapper include/etcdlock.hpp (with include/etcdlock_tasks.hpp, include/etcdlock_pool.hpp and
-# include/etcdlock_cache.hpp, which it includes),
+# RAII wrapper include/etcdlock.hpp (with include/etcdlock_tasks.hpp, include/etcdlock_pool.hpp,
+# include/etcdlock_cache.hpp and include/etcdlock_lockset.hpp, which it includes),
 # pkg-config files (etcdlock.pc: shared; etcdlock-static.pc: the archive, with
 # `pkg-config --static`), a CMake package (find_package(etcdlock CONFIG) -> etcdlock::etcdlock,
 # etcdlock::etcdlock_static) and the LICENSE.
@@ -58,7 +58,7 @@ esac
 # Every path an install creates, relative to DESTDIR (uninstall removes these and nothing else).
 files=(
     "$libdir/$so_real" "$libdir/$so_major" "$libdir/$so" "$libdir/libetcdlock.a"
-    "$includedir/etcdlock.h" "$includedir/etcdlock.hpp" "$includedir/etcdlock_tasks.hpp" "$includedir/etcdlock_pool.hpp" "$includedir/etcdlock_cache.hpp"
+    "$includedir/etcdlock.h" "$includedir/etcdlock.hpp" "$includedir/etcdlock_tasks.hpp" "$includedir/etcdlock_pool.hpp" "$includedir/etcdlock_cache.hpp" "$includedir/etcdlock_lockset.hpp"
     "$libdir/pkgconfig/etcdlock.pc" "$libdir/pkgconfig/etcdlock-static.pc"
     "$libdir/cmake/etcdlock/etcdlockConfig.cmake" "$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
     "$prefix/share/licenses/etcdlock/LICENSE"
@@ -118,6 +118,7 @@ install -m 0644 "$root/include/etcdlock.hpp" "$D$includedir/etcdlock.hpp"
 install -m 0644 "$root/include/etcdlock_tasks.hpp" "$D$includedir/etcdlock_tasks.hpp"
 install -m 0644 "$root/include/etcdlock_pool.hpp" "$D$includedir/etcdlock_pool.hpp"
 install -m 0644 "$root/include/etcdlock_cache.hpp" "$D$includedir/etcdlock_cache.hpp"
+install -m 0644 "$root/include/etcdlock_lockset.hpp" "$D$includedir/etcdlock_lockset.hpp"
 install -m 0644 "$root/LICENSE" "$D$prefix/share/licenses/etcdlock/LICENSE"
 
 subst() { # subst TEMPLATE OUT

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The C binding's suite, from a fresh clone: release build, header drift check, install into a
-# temp PREFIX + the examples built with pkg-config and run (and README.md's task queue, pool and
-# cache blocks), the C tests (ASan/UBSan) and C++ header tests against a real etcd (three members
-# serving TLS for test_tls.c, two with auth for test_auth.c), valgrind runs of the API, async,
-# recipe, registry, task queue, pool and cache tests. Ends with "N passed, N failed".
+# temp PREFIX + the examples built with pkg-config and run (and README.md's task queue, pool,
+# cache and lock set blocks), the C tests (ASan/UBSan) and C++ header tests against a real etcd
+# (three members serving TLS for test_tls.c, two with auth for test_auth.c), valgrind runs of the
+# API, async, recipe, registry, task queue, pool, cache, lock set and fence tests. Ends with
+# "N passed, N failed".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -154,7 +155,7 @@ else
     record FAIL "examples/queue.c (task queue, once per period)"
 fi
 
-# The README's task queue, pool and cache blocks, as written there: each inside a function given a
+# The README's task queue, pool, cache and lock set blocks, as written there: each inside a function given a
 # client (and the helpers it calls), compiled and run. Each follows its marker comment.
 readme_block() { # readme_block NAME MARKER
     python3 - "$here/README.md" "$2" >"$tmp/$1.c" <<'PY'
@@ -199,6 +200,11 @@ if readme_block readme_cache "<!-- test.sh compiles this cache block"; then
 else
     record FAIL "README.md's cache block"
 fi
+if readme_block readme_lockset "<!-- test.sh compiles this lock set block"; then
+    record ok "README.md's lock set block builds and runs"
+else
+    record FAIL "README.md's lock set block"
+fi
 
 # shellcheck disable=SC2046
 if cc -std=c11 -Wall -Wextra -Werror "$here/examples/tls.c" $(pkg-config --cflags --libs etcdlock) -o "$tmp/tls" \
@@ -216,7 +222,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits test_pool test_cache; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -224,7 +230,7 @@ for t in test_api test_threads test_async test_queue test_options test_tls test_
     fi
 done
 # shellcheck disable=SC2046,SC2086
-for t in test_cpp test_cache_cpp; do
+for t in test_cpp test_cache_cpp test_lockset_cpp; do
     if c++ -std=c++11 -Wall -Wextra -Werror -pedantic $san "$here/tests/$t.cpp" $(pkg-config --cflags --libs etcdlock) -o "$tmp/$t"; then
         run_prog "$t" 60 "$tmp/$t"
     else
@@ -233,10 +239,11 @@ for t in test_cpp test_cache_cpp; do
 done
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes test_registry test_tasks test_task_limits test_pool test_cache; do
+for t in test_api test_async test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence; do
     args=()
-    # test_pool's timing and many-thread tests run under ASan only (`quick` leaves them out).
-    [ "$t" = test_pool ] && args=(quick)
+    # test_pool's timing and many-thread tests, and test_lockset's opposite orders, run under ASan
+    # only (`quick` leaves them out).
+    [ "$t" = test_pool ] || [ "$t" = test_lockset ] && args=(quick)
     # shellcheck disable=SC2046
     cc -std=c11 -g -O1 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/${t}_vg"
     if run_quiet "${t}_valgrind" 600 valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \

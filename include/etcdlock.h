@@ -85,6 +85,35 @@
 #define ETCDLOCK_LOST_CLOSED 4
 
 /**
+ * The most names a lock set may have (its enqueue is one etcd Txn of a compare and a put per
+ * name, and etcd refuses more than 128 of either).
+ */
+#define ETCDLOCK_MAX_LOCK_SET 64
+
+/**
+ * A lock set member's mode: alone, as etcdlock_lock_acquire takes a name (0, so that a
+ * zero-initialised member is exclusive).
+ */
+#define ETCDLOCK_SET_EXCLUSIVE 0
+
+/**
+ * A lock set member's mode: a read-write lock's read (shared with other readers), as
+ * etcdlock_rwlock_read.
+ */
+#define ETCDLOCK_SET_READ 1
+
+/**
+ * A lock set member's mode: a read-write lock's write, as etcdlock_rwlock_write.
+ */
+#define ETCDLOCK_SET_WRITE 2
+
+/**
+ * A lock set member's mode: one of `permits` permits of a semaphore, as
+ * etcdlock_semaphore_acquire.
+ */
+#define ETCDLOCK_SET_PERMIT 3
+
+/**
  * No events (etcdlock_set_log_callback's `level` to turn the callback off).
  */
 #define ETCDLOCK_LOG_OFF 0
@@ -342,6 +371,20 @@ typedef struct etcdlock_lease etcdlock_lease;
  * be freed while another thread uses it.
  */
 typedef struct etcdlock_lock etcdlock_lock;
+
+/**
+ * A handle on a lock set (etcdlock_lock_set_open). Any number of threads may acquire it at
+ * once, each getting its own holding; it must not be freed while another thread is inside a
+ * call on it. Its holdings outlive it.
+ */
+typedef struct etcdlock_lock_set etcdlock_lock_set;
+
+/**
+ * Every member of a lock set, held together (etcdlock_lock_set_acquire), until
+ * etcdlock_lock_set_held_release or etcdlock_lock_set_held_free, or until a member is lost. Its
+ * accessors may be called from any thread; it must not be freed while another thread uses it.
+ */
+typedef struct etcdlock_lock_set_held etcdlock_lock_set_held;
 
 /**
  * Follows an election's leader: the current one first, then each change, one per
@@ -705,6 +748,60 @@ typedef void (*etcdlock_lost_cb)(void *user_data, int reason);
 typedef void (*etcdlock_done_cb)(void *user_data, int status);
 
 /**
+ * One name of a lock set and how the set holds it (etcdlock_lock_set_open).
+ *
+ *     etcdlock_set_member members[] = {
+ *         {.name = "cfg", .mode = ETCDLOCK_SET_READ},
+ *         {.name = "jobs/a"},                  // mode 0: ETCDLOCK_SET_EXCLUSIVE
+ *         {.name = "gpus", .mode = ETCDLOCK_SET_PERMIT, .permits = 4},
+ *     };
+ */
+typedef struct etcdlock_set_member {
+  /**
+   * The lock name, NUL-terminated, not ending in '/'.
+   */
+  const char *name;
+  /**
+   * ETCDLOCK_SET_EXCLUSIVE, _READ, _WRITE or _PERMIT.
+   */
+  int mode;
+  /**
+   * ETCDLOCK_SET_PERMIT: the semaphore's number of permits (1 to ETCDLOCK_MAX_PERMITS, the
+   * same for every participant); 0 for the other modes.
+   */
+  uint32_t permits;
+} etcdlock_set_member;
+
+/**
+ * Called once with the outcome of etcdlock_lock_set_acquire_async: `status` ETCDLOCK_OK and the
+ * holding (the callee owns it: etcdlock_lock_set_held_free), or an error status and NULL (the
+ * message is in etcdlock_last_error on this thread, during the call). Runs on a library thread
+ * under the rules of etcdlock_lock_cb: return quickly; blocking calls made from it return
+ * ETCDLOCK_E_WRONG_THREAD.
+ */
+typedef void (*etcdlock_lock_set_held_cb)(void *user_data,
+                                          int status,
+                                          struct etcdlock_lock_set_held *held);
+
+/**
+ * One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with), a
+ * pool holding's (etcdlock_pool_held_txn) or a lock set's (etcdlock_lock_set_held_txn).
+ */
+typedef struct etcdlock_op {
+  /**
+   * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
+   */
+  int kind;
+  const uint8_t *key;
+  size_t key_len;
+  /**
+   * The put's value (NULL only with `value_len` 0).
+   */
+  const uint8_t *value;
+  size_t value_len;
+} etcdlock_op;
+
+/**
  * One structured field of an event, both strings NUL-terminated (numbers in decimal).
  */
 typedef struct etcdlock_log_field {
@@ -751,24 +848,6 @@ typedef void (*etcdlock_log_cb)(const struct etcdlock_log_record *record, void *
  * it return ETCDLOCK_E_WRONG_THREAD.
  */
 typedef void (*etcdlock_pool_held_cb)(void *user_data, int status, struct etcdlock_pool_held *held);
-
-/**
- * One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with) or a
- * pool holding's (etcdlock_pool_held_txn).
- */
-typedef struct etcdlock_op {
-  /**
-   * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
-   */
-  int kind;
-  const uint8_t *key;
-  size_t key_len;
-  /**
-   * The put's value (NULL only with `value_len` 0).
-   */
-  const uint8_t *value;
-  size_t value_len;
-} etcdlock_op;
 
 /**
  * One slot of a pool (etcdlock_inspect_pool). Pointers are valid until its etcdlock_pool_state
@@ -1285,6 +1364,37 @@ void etcdlock_observer_close(struct etcdlock_observer *observer);
 void etcdlock_observer_free(struct etcdlock_observer *observer);
 
 /**
+ * Writes the lock's fence (its queue key's name and token and the etcd cluster's ID) to `*out`
+ * in its string form (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name hex>`, NUL-terminated,
+ * short enough for a request header; free it with etcdlock_string_free), for a database or
+ * another service to check with etcdlock_check_fence (any binding's, or `etcdlock fence
+ * check`). Reads the cluster's ID on the client's first fence. ETCDLOCK_E_NOT_HELD once the
+ * lock was released or lost.
+ */
+int etcdlock_lock_fence(const struct etcdlock_lock *lock, char **out);
+
+/**
+ * Writes the fence of slot `slot` (a NUL-terminated id this holding holds: its key
+ * `<pool>/slot/<id>` at the slot's token) to `*out` in its string form
+ * (`etcdlock-fence.v1.k.<cluster hex>.<token>.<key hex>`; free it with etcdlock_string_free).
+ * A slot the holding does not hold is ETCDLOCK_E_INVALID_ARGUMENT. As the core's, also after
+ * the release (the fence then no longer checks).
+ */
+int etcdlock_pool_held_fence(const struct etcdlock_pool_held *held, const char *slot, char **out);
+
+/**
+ * Whether the acquisition `fence` (a fence's NUL-terminated string form, from any binding)
+ * names still holds, now: one linearizable read, written to `*holds`. false for another etcd
+ * cluster's fence. Advisory: it may stop holding right after (a database checking the token
+ * inside its own transaction is what refuses a late write). A malformed fence is
+ * ETCDLOCK_E_INVALID_ARGUMENT.
+ *
+ *     bool holds = false;
+ *     if (etcdlock_check_fence(client, header_value, &holds) == ETCDLOCK_OK && holds) { ... }
+ */
+int etcdlock_check_fence(struct etcdlock_client *client, const char *fence, bool *holds);
+
+/**
  * Reads the queue of lock `name` (whoever holds or waits: this library, `etcdctl lock`, Go's
  * concurrency.Mutex) and writes it to `*out`. Changes nothing. A bad name is
  * ETCDLOCK_E_INVALID_ARGUMENT before anything is sent.
@@ -1535,6 +1645,175 @@ int etcdlock_lock_acquire_with_value_async(struct etcdlock_client *client,
  * this returns. The lock may be freed before `cb` runs.
  */
 int etcdlock_lock_release_async(struct etcdlock_lock *lock, etcdlock_done_cb cb, void *user_data);
+
+/**
+ * Makes a handle on the lock set `members` (`n_members` of them, 1 to ETCDLOCK_MAX_LOCK_SET,
+ * no name twice, none under another's queue: not both "a" and "a/b"), taken together on the
+ * client's lease of `ttl_s` seconds (the one its locks of that TTL share). Sends nothing.
+ *
+ * An acquire puts a key in every member's queue in one etcd transaction, so the keys share one
+ * create revision: the set's fencing token. Each key then waits only for older keys, by its
+ * own queue's rule, so sets naming the same names in any order never deadlock (also beside
+ * etcdctl lock and lone locks of those names), and the set holds every name or none.
+ *
+ * No members, more than ETCDLOCK_MAX_LOCK_SET, a bad or repeated name, a name under another's
+ * queue, an unknown mode, permits out of bounds (or not 0 for a mode other than PERMIT), or
+ * `ttl_s` <= 0 is ETCDLOCK_E_INVALID_ARGUMENT; a closed client is ETCDLOCK_E_CLOSED. On
+ * success writes the handle to `*out` (free it with etcdlock_lock_set_free).
+ *
+ *     etcdlock_set_member accounts[] = {{.name = "acct/1"}, {.name = "acct/2"}};
+ *     etcdlock_lock_set *set = NULL;
+ *     etcdlock_lock_set_open(client, accounts, 2, 10, &set);
+ */
+int etcdlock_lock_set_open(struct etcdlock_client *client,
+                           const struct etcdlock_set_member *members,
+                           size_t n_members,
+                           int64_t ttl_s,
+                           struct etcdlock_lock_set **out);
+
+/**
+ * Takes every member of the set, and writes the holding to `*out`.
+ *
+ * `timeout_ms` (one limit for the whole set): 0 tries once (ETCDLOCK_E_WOULD_BLOCK unless
+ * every member can be held at once), ETCDLOCK_WAIT_FOREVER waits without limit, otherwise
+ * ETCDLOCK_E_LOCK_TIMEOUT when it passes. `cancel` (nullable): etcdlock_cancel_trigger makes
+ * the wait fail with ETCDLOCK_E_CANCELLED. On every failure no member's key is left in any
+ * queue when this returns, and no member was ever held alone.
+ */
+int etcdlock_lock_set_acquire(struct etcdlock_lock_set *set,
+                              int64_t timeout_ms,
+                              const struct etcdlock_cancel *cancel,
+                              struct etcdlock_lock_set_held **out);
+
+/**
+ * Starts etcdlock_lock_set_acquire (same arguments and semantics) without blocking, under the
+ * rules of etcdlock_lock_acquire_async: returns ETCDLOCK_OK at once and calls `cb` exactly once
+ * later with the holding or the failure (also ETCDLOCK_E_CLOSED when the client is freed or
+ * etcdlock_shutdown runs first, and before etcdlock_client_free returns). A triggered `cancel`
+ * makes it ETCDLOCK_E_CANCELLED, leaving no key. Bad arguments return their status here, and
+ * then `cb` is never called. `cb` must not be NULL.
+ */
+int etcdlock_lock_set_acquire_async(struct etcdlock_lock_set *set,
+                                    int64_t timeout_ms,
+                                    const struct etcdlock_cancel *cancel,
+                                    etcdlock_lock_set_held_cb cb,
+                                    void *user_data);
+
+/**
+ * The number of members of the set. 0 for NULL.
+ */
+size_t etcdlock_lock_set_len(const struct etcdlock_lock_set *set);
+
+/**
+ * Frees the set handle (its holdings live on: they are handles of their own). No other thread
+ * may be inside a call on it. NULL is a no-op.
+ */
+void etcdlock_lock_set_free(struct etcdlock_lock_set *set);
+
+/**
+ * The set's fencing token: the create revision every member's key shares, larger than every
+ * earlier holder's token of each member name. 0 for NULL.
+ */
+int64_t etcdlock_lock_set_held_fencing_token(const struct etcdlock_lock_set_held *held);
+
+/**
+ * The member names in the order the set was given them: `*n` NUL-terminated strings (`n` may
+ * be NULL), valid until the holding is freed. NULL for a NULL holding.
+ */
+const char *const *etcdlock_lock_set_held_names(const struct etcdlock_lock_set_held *held,
+                                                size_t *n);
+
+/**
+ * Member `index`'s queue key in etcd (`<name>/<lease hex>[-n]`, created at the set's token),
+ * `*len` bytes, not NUL-terminated; valid until the holding is freed. NULL for a NULL holding
+ * or an index past the last member (`len` may be NULL).
+ */
+const uint8_t *etcdlock_lock_set_held_key(const struct etcdlock_lock_set_held *held,
+                                          size_t index,
+                                          size_t *len);
+
+/**
+ * The ID of the lease every member's key is on (shared by the client's locks of the same
+ * TTL). 0 for NULL.
+ */
+int64_t etcdlock_lock_set_held_lease_id(const struct etcdlock_lock_set_held *held);
+
+/**
+ * Cheap local check: not released, and no member known lost. false for NULL.
+ */
+bool etcdlock_lock_set_held_is_held(const struct etcdlock_lock_set_held *held);
+
+/**
+ * Why the set was lost (the first member lost: an ETCDLOCK_LOST_* reason), or 0 if it was not
+ * (or NULL).
+ */
+int etcdlock_lock_set_held_lost_reason(const struct etcdlock_lock_set_held *held);
+
+/**
+ * Registers `cb`, called once with `user_data` and an ETCDLOCK_LOST_* reason when any member is
+ * lost (not when the set is released), under the rules of etcdlock_lock_on_lost. No call
+ * happens after etcdlock_lock_set_held_release or etcdlock_lock_set_held_free has returned.
+ * ETCDLOCK_E_NOT_HELD once the set was released.
+ */
+int etcdlock_lock_set_held_on_lost(struct etcdlock_lock_set_held *held,
+                                   etcdlock_lost_cb cb,
+                                   void *user_data);
+
+/**
+ * Writes `value` at `key` only while every member is held, checked by etcd atomically with the
+ * write (ETCDLOCK_E_NOT_HELD otherwise, nothing written; the members found gone are lost, and
+ * so is the set). A key under a member's queue `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_lock_set_held_put(struct etcdlock_lock_set_held *held,
+                               const uint8_t *key,
+                               size_t key_len,
+                               const uint8_t *value,
+                               size_t value_len);
+
+/**
+ * Deletes `key` only while every member is held (ETCDLOCK_E_NOT_HELD otherwise, nothing
+ * deleted). A key under a member's queue `<name>/` is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_lock_set_held_delete(struct etcdlock_lock_set_held *held,
+                                  const uint8_t *key,
+                                  size_t key_len);
+
+/**
+ * Applies `n_ops` writes (`ops`, 1 to 127 of them) in one transaction, only while every member
+ * is held (ETCDLOCK_E_NOT_HELD otherwise, nothing written). `revision` (nullable): on success,
+ * the transaction's etcd revision. No ops, a key under a member's queue, an empty key or an
+ * unknown kind is ETCDLOCK_E_INVALID_ARGUMENT.
+ */
+int etcdlock_lock_set_held_txn(struct etcdlock_lock_set_held *held,
+                               const struct etcdlock_op *ops,
+                               size_t n_ops,
+                               int64_t *revision);
+
+/**
+ * Writes member `name`'s fence (its queue key at the set's token, for a database or another
+ * service to check with etcdlock_check_fence) to `*out` in its string form
+ * (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name hex>`, NUL-terminated; free it with
+ * etcdlock_string_free). Reads the cluster's ID on the client's first fence.
+ * ETCDLOCK_E_NOT_HELD once the set was released or lost; ETCDLOCK_E_INVALID_ARGUMENT for a name
+ * that is not a member.
+ */
+int etcdlock_lock_set_held_fence(const struct etcdlock_lock_set_held *held,
+                                 const char *name,
+                                 char **out);
+
+/**
+ * Releases every member in one transaction (each key deleted only if it is still this set's),
+ * so the set is never released in part. ETCDLOCK_E_NOT_HELD if it was already released or a
+ * member was lost (every key still the set's is deleted either way). Disarms the lost callback.
+ */
+int etcdlock_lock_set_held_release(struct etcdlock_lock_set_held *held);
+
+/**
+ * Frees the holding, releasing it first if still held (in the background when called from a
+ * library thread, or when a member was lost: the keys still the set's are deleted). No lost
+ * callback runs after this returns. NULL is a no-op.
+ */
+void etcdlock_lock_set_held_free(struct etcdlock_lock_set_held *held);
 
 /**
  * Sends the library's events at `level` and above (ETCDLOCK_LOG_ERROR ... ETCDLOCK_LOG_TRACE)

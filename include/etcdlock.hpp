@@ -43,6 +43,11 @@
  *   etcdlock::pool gpus = client.pool("gpus", {"gpu0", "gpu1", "gpu2"}, 10, 5000);  // reuse delay 5 s
  *   etcdlock::pool_holding held = gpus.acquire(1, 5000);         // held.slots(), held.put(...); released at scope end
  *
+ * Lock sets (etcdlock_lockset.hpp, included at the end):
+ *
+ *   etcdlock::lock_set both = client.lock_set({"acct/1", "acct/2"}, 10);  // any order: no deadlock
+ *   etcdlock::lock_set_holding locks = both.acquire(5000);       // locks.put(...) fenced by both; one token
+ *
  * Prefix caches (etcdlock_cache.hpp, included at the end):
  *
  *   etcdlock::cache config = client.cache("config/");            // config.get(k, &kv), snapshot(), wait_for(rev, ms)
@@ -82,6 +87,12 @@ inline void check(int rc, const char *call) {
     throw error(rc, std::string(call) + ": " + etcdlock_status_str(rc) + " (" + msg + ")");
 }
 inline const uint8_t *bytes(const std::string &s) { return reinterpret_cast<const uint8_t *>(s.data()); }
+/** A string this library wrote (char **out), copied and freed. */
+inline std::string take_string(char *s) {
+    std::string out = s ? std::string(s) : std::string();
+    etcdlock_string_free(s);
+    return out;
+}
 struct client_free { void operator()(etcdlock_client *p) const noexcept { etcdlock_client_free(p); } };
 struct lock_free { void operator()(etcdlock_lock *p) const noexcept { etcdlock_lock_free(p); } };
 struct lease_free { void operator()(etcdlock_lease *p) const noexcept { etcdlock_lease_free(p); } };
@@ -170,6 +181,13 @@ public:
         size_t len = 0;
         const uint8_t *k = etcdlock_lock_key(p_.get(), &len);
         return k ? std::string(reinterpret_cast<const char *>(k), len) : std::string();
+    }
+    /** The acquisition's fence in its string form (client::check_fence, any binding's, checks
+     *  it); throws ETCDLOCK_E_NOT_HELD once released or lost. */
+    std::string fence() const {
+        char *f = nullptr;
+        detail::check(etcdlock_lock_fence(p_.get(), &f), "etcdlock_lock_fence");
+        return detail::take_string(f);
     }
     /** Releases now (fenced); throws (ETCDLOCK_E_NOT_HELD) if it was already released or lost. */
     void release() { detail::check(etcdlock_lock_release(p_.get()), "etcdlock_lock_release"); }
@@ -315,6 +333,8 @@ class once_slot;
 class pool;
 struct slot_info;
 class cache;
+class lock_set;
+struct set_member;
 
 /** A connection to etcd; may be used by any number of threads at once. */
 class client {
@@ -491,6 +511,20 @@ public:
      *  kept in step with etcd. Defined in etcdlock_cache.hpp. */
     etcdlock::cache cache(const std::string &prefix);
 
+    /** The lock set `members` (1 to ETCDLOCK_MAX_LOCK_SET names, none twice, none under
+     *  another's queue) on the client's lease of `ttl_s` seconds; sends nothing. Defined in
+     *  etcdlock_lockset.hpp. */
+    etcdlock::lock_set lock_set(const std::vector<etcdlock::set_member> &members, int64_t ttl_s = 10);
+
+    /** Whether the acquisition a fence (its string form, from any binding) names still holds,
+     *  now (one linearizable read; false for another cluster's). A malformed one throws
+     *  ETCDLOCK_E_INVALID_ARGUMENT. */
+    bool check_fence(const std::string &fence) {
+        bool holds = false;
+        detail::check(etcdlock_check_fence(p_.get(), fence.c_str(), &holds), "etcdlock_check_fence");
+        return holds;
+    }
+
     etcdlock_client *get() const noexcept { return p_.get(); }
 
 private:
@@ -502,5 +536,6 @@ private:
 #include "etcdlock_tasks.hpp"
 #include "etcdlock_pool.hpp"
 #include "etcdlock_cache.hpp"
+#include "etcdlock_lockset.hpp"
 
 #endif /* ETCDLOCK_HPP */

@@ -110,6 +110,13 @@ public:
                       "etcdlock_pool_held_txn");
         return rev;
     }
+    /** The fence of slot `slot` (its key at the slot's token) in its string form, for
+     *  client::check_fence; throws ETCDLOCK_E_INVALID_ARGUMENT for a slot it does not hold. */
+    std::string fence(const std::string &slot) const {
+        char *f = nullptr;
+        detail::check(etcdlock_pool_held_fence(p_.get(), slot.c_str(), &f), "etcdlock_pool_held_fence");
+        return detail::take_string(f);
+    }
     /** Gives every slot back at once (free for the next request); throws ETCDLOCK_E_NOT_HELD if
      *  already released or lost. */
     void release() { detail::check(etcdlock_pool_held_release(p_.get()), "etcdlock_pool_held_release"); }

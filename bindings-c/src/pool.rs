@@ -275,6 +275,11 @@ impl etcdlock_pool_held {
         etcdlock_pool_held { guard, _ids: ids, id_ptrs, tokens, owner, client, lost: Slot::new(), handle_key }
     }
 
+    /// The core's holding (for its fence, in fence.rs).
+    pub(crate) fn guard(&self) -> &PoolGuard {
+        &self.guard
+    }
+
     /// Counts this handle out; true if it was the holding's last.
     fn last_handle(&self) -> bool {
         let mut handles = HANDLES.lock().unwrap_or_else(|e| e.into_inner());

@@ -511,8 +511,8 @@ pub const ETCDLOCK_OP_PUT: c_int = 0;
 /// An etcdlock_op's kind: a delete of `key` (`value` unused).
 pub const ETCDLOCK_OP_DELETE: c_int = 1;
 
-/// One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with) or a
-/// pool holding's (etcdlock_pool_held_txn).
+/// One write of the caller's own in a fenced transaction: an ack's (etcdlock_task_ack_with), a
+/// pool holding's (etcdlock_pool_held_txn) or a lock set's (etcdlock_lock_set_held_txn).
 #[repr(C)]
 pub struct etcdlock_op {
     /// ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.

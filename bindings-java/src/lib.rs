@@ -17,6 +17,7 @@ mod inspect;
 mod kv;
 mod lease;
 mod lock;
+mod lockset;
 mod log;
 mod once;
 mod pool;

@@ -62,7 +62,7 @@ impl HeldHandle {
 }
 
 /// A String[] argument (no null element); null is empty.
-fn strings(env: &mut JNIEnv, a: &JObjectArray, what: &str) -> JResult<Vec<String>> {
+pub(crate) fn strings(env: &mut JNIEnv, a: &JObjectArray, what: &str) -> JResult<Vec<String>> {
     if a.is_null() {
         return Ok(Vec::new());
     }
@@ -75,7 +75,7 @@ fn strings(env: &mut JNIEnv, a: &JObjectArray, what: &str) -> JResult<Vec<String
     Ok(out)
 }
 
-fn string_array<'l>(env: &mut JNIEnv<'l>, list: &[impl AsRef<str>]) -> JResult<JObjectArray<'l>> {
+pub(crate) fn string_array<'l>(env: &mut JNIEnv<'l>, list: &[impl AsRef<str>]) -> JResult<JObjectArray<'l>> {
     let array = env.new_object_array(list.len() as i32, "java/lang/String", JObject::null())?;
     for (i, s) in list.iter().enumerate() {
         let s = env.new_string(s.as_ref())?;
@@ -339,7 +339,7 @@ pub extern "system" fn Java_io_etcdlock_Native_poolHeldTxn<'l>(
 }
 
 /// A byte[][] argument; null is empty.
-fn byte_arrays(env: &mut JNIEnv, a: &JObjectArray) -> JResult<Vec<Vec<u8>>> {
+pub(crate) fn byte_arrays(env: &mut JNIEnv, a: &JObjectArray) -> JResult<Vec<Vec<u8>>> {
     if a.is_null() {
         return Ok(Vec::new());
     }
@@ -350,6 +350,19 @@ fn byte_arrays(env: &mut JNIEnv, a: &JObjectArray) -> JResult<Vec<Vec<u8>>> {
         out.push(boundary::bytes(env, &b)?);
     }
     Ok(out)
+}
+
+/// The fence of slot `slot` in its string form (its key `<pool>/slot/<id>` at the slot's token);
+/// INVALID_ARGUMENT for a slot the holding does not hold. As the core's, also after the release
+/// (it then no longer checks).
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_poolHeldFence<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong, slot: JString<'l>) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let slot = boundary::string(env, &slot, "slot")?;
+        let g = held(h)?.guard.clone();
+        let fence = boundary::block(async move { g.fence(&slot).await })?;
+        Ok(env.new_string(fence.to_string())?.into_raw())
+    })
 }
 
 /// Gives every slot back at once (fenced). Disarms the lost callback.

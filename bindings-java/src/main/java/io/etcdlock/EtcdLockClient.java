@@ -240,6 +240,40 @@ public final class EtcdLockClient implements AutoCloseable {
     }
 
     /**
+     * The lock set {@code members}: their names held together, all or none, with one fencing
+     * token. Sends nothing until acquired. Sets listing the same names in any order never
+     * deadlock.
+     *
+     * <pre>{@code
+     * LockSet job = client.lockSet(List.of(SetMember.read("cfg"), SetMember.write("jobs/a"), SetMember.permit("gpus", 4)),
+     *         LockOptions.ttl(Duration.ofSeconds(10)));
+     * }</pre>
+     *
+     * @param members 1 to 64 members ({@link SetMember#names} for names held alone), no name
+     *     twice, none under another's queue (not both {@code a} and {@code a/b})
+     * @param options the lease TTL (and an optional value, stored in every member's key)
+     * @return the set
+     * @throws IllegalArgumentException for no members, more than 64, a bad or repeated name, or one
+     *     under another
+     * @throws ClosedException if the client is closed
+     */
+    public LockSet lockSet(List<SetMember> members, LockOptions options) {
+        Objects.requireNonNull(options, "options");
+        List<SetMember> list = List.copyOf(Objects.requireNonNull(members, "members"));
+        String[] names = new String[list.size()];
+        int[] modes = new int[list.size()];
+        int[] permits = new int[list.size()];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = list.get(i).name();
+            modes[i] = list.get(i).mode().ordinal();
+            permits[i] = list.get(i).permits();
+        }
+        long s = handle.with(c -> Native.lockSetOpen(c, names, modes, permits, options.ttlSeconds));
+        Logging.refresh();
+        return new LockSet(new NativeHandle(s, Native::lockSetFree, "lock set"), list, options, this);
+    }
+
+    /**
      * The instances of {@code service} now (one read), whoever registered them.
      *
      * @param service the service's name

@@ -282,4 +282,41 @@ final class Native {
 
     /** The last handle on a holding still held releases it first. */
     static native void poolHeldFree(long held);
+
+    /** A slot's fence in its string form; INVALID_ARGUMENT for a slot not held. */
+    static native String poolHeldFence(long held, String slot);
+
+    /** The lock set of {@code names} in {@code modes} (SetMember.Mode ordinals); sends nothing. */
+    static native long lockSetOpen(long client, String[] names, int[] modes, int[] permits, long ttlSeconds);
+
+    static native void lockSetFree(long set);
+
+    /** Starts taking every member; the outcome goes to {@code call}. Returns the cancel token. */
+    static native long lockSetAcquire(long set, long timeoutMs, byte[] value, NativeCall<LockSetHolding> call);
+
+    static native long lockSetHeldFencingToken(long held);
+
+    static native long lockSetHeldLeaseId(long held);
+
+    /** The member names, or ({@code keys}) their queue keys, in the set's order. */
+    static native String[] lockSetHeldNames(long held, boolean keys);
+
+    static native boolean lockSetHeldIsHeld(long held);
+
+    static native boolean lockSetHeldIsReleased(long held);
+
+    static native String lockSetHeldLostReason(long held);
+
+    static native void lockSetHeldOnLost(long held, LostSink sink);
+
+    /** Fenced by every member: the revision. */
+    static native long lockSetHeldTxn(long held, byte[][] putKeys, byte[][] putValues, byte[][] deleteKeys);
+
+    /** A member's fence in its string form; NOT_HELD once released or lost. */
+    static native String lockSetHeldFence(long held, String name);
+
+    static native void lockSetHeldRelease(long held);
+
+    /** Releases a holding still held first. */
+    static native void lockSetHeldFree(long held);
 }

@@ -178,6 +178,21 @@ public final class PoolHolding implements AutoCloseable {
     }
 
     /**
+     * The {@link Fence} of slot {@code slot}: its key ({@code <pool>/slot/<id>}) at the slot's
+     * token, for a database or another service to check ({@link EtcdLockClient#checkFence},
+     * {@code io.etcdlock.fencing.JdbcFence}). As the core's, also after the release (it then no
+     * longer checks).
+     *
+     * @param slot a slot this holding holds
+     * @return the fence
+     * @throws IllegalArgumentException for a slot it does not hold
+     */
+    public Fence fence(String slot) {
+        Objects.requireNonNull(slot, "slot");
+        return Fence.parse(handle.with(h -> Native.poolHeldFence(h, slot)));
+    }
+
+    /**
      * Gives every slot back at once (each free for the next request, with no reuse delay), also for
      * other handles on this holding. No lost callback runs after this returns.
      *
