@@ -341,14 +341,27 @@ impl LockGuard {
         self.shared.mark_lost(reason);
     }
 
-    /// Ends the hold with the key deleted in the background (a lock set whose release did not
-    /// answer: its key must still go).
-    pub(crate) fn release_in_background(&self) {
+    /// Marks the hold released before a Txn of the caller's deletes its key (a lock set's
+    /// release), so that its monitor does not take that delete for a loss. False if it was
+    /// released before. Then [`LockGuard::finish_ending`] once the Txn answered, or
+    /// [`LockGuard::delete_after_ending`] if it did not.
+    pub(crate) fn begin_ending(&self) -> bool {
+        self.shared.mark_released()
+    }
+
+    /// After [`LockGuard::begin_ending`]: the caller's Txn answered; nothing more to send.
+    pub(crate) fn finish_ending(&self) {
         let s = &self.shared;
-        if s.mark_released() {
-            s.delete_in_background();
-            s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
-        }
+        s.lease.state().free_slot(s.slot);
+        s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// After [`LockGuard::begin_ending`]: the caller's Txn did not answer; the key still goes,
+    /// in the background.
+    pub(crate) fn delete_after_ending(&self) {
+        let s = &self.shared;
+        s.delete_in_background();
+        s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// A Txn of the caller's that deletes this key is (`true`) or is no longer (`false`) in flight.
@@ -359,10 +372,8 @@ impl LockGuard {
     /// The hold ended by a fenced Txn of the caller's that deleted this key (a pool's claim):
     /// nothing more to send.
     pub(crate) fn ended_by_caller(&self) {
-        let s = &self.shared;
-        if s.mark_released() {
-            s.lease.state().free_slot(s.slot);
-            s.lease_use.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if self.begin_ending() {
+            self.finish_ending();
         }
     }
 

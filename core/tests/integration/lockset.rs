@@ -114,7 +114,14 @@ async fn a_set_is_served_by_its_revision_and_is_never_held_in_part() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!lone_waiting.is_finished(), "a later request passed the set");
     let token = locks.fencing_token();
+    // The set waited long enough for its members to watch their keys: its release's own
+    // deletes are no loss (no lost reason, no loss counted).
+    assert!(locks.members().iter().all(|m| m.is_held()));
     locks.release().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(locks.lost_reason(), None, "a released set reported a loss");
+    let m = c.metrics();
+    assert!(m.losses.iter().all(|(_, n)| *n == 0), "the release's deletes counted as losses: {:?}", m.losses);
     let (lone_token, c2) = tokio::time::timeout(Duration::from_secs(5), lone_waiting).await.unwrap().unwrap().unwrap();
     assert!(lone_token > token);
     c2.close().await;

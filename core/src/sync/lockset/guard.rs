@@ -165,6 +165,10 @@ impl LockSetGuard {
         }
         self.stop_watcher();
         let was_lost = self.lost_reason();
+        // Each member's monitor stops first: the release's own deletes are no loss.
+        self.members.iter().for_each(|m| {
+            m.begin_ending();
+        });
         let maybe_twice = AtomicBool::new(false);
         let flag = &maybe_twice;
         let deletes: Vec<TxnOp> = self.members.iter().map(|m| fenced_delete(m.key(), Some(self.token))).collect();
@@ -185,11 +189,11 @@ impl LockSetGuard {
             Ok(resp) => resp,
             Err(e) => {
                 // Reported, and the keys still go (a key left behind blocks its queue).
-                self.members.iter().for_each(LockGuard::release_in_background);
+                self.members.iter().for_each(LockGuard::delete_after_ending);
                 return Err(e);
             }
         };
-        self.members.iter().for_each(LockGuard::ended_by_caller);
+        self.members.iter().for_each(LockGuard::finish_ending);
         // A request sent twice may find its own first copy's deletes done.
         let all_deleted = maybe_twice.load(Ordering::Acquire)
             || resp.op_responses().iter().all(|r| matches!(r, TxnOpResponse::Txn(t) if t.succeeded()));
