@@ -10,11 +10,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$root"
 [ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
+# tests/test_fence_pg.py starts a throwaway PostgreSQL (tests/pg_harness.py): Debian's server.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || bash scripts/install-deps.sh
 # The C toolchain pieces this suite needs, from Debian's packages when missing.
 missing=()
 for tool in cc:gcc c++:g++ pkg-config:pkg-config valgrind:valgrind; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool##*:}")
 done
+# examples/fence_pg.c builds against libpq (PostgreSQL's client library).
+command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq || missing+=(libpq-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
     $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -214,6 +218,16 @@ if cc -std=c11 -Wall -Wextra -Werror "$here/examples/tls.c" $(pkg-config --cflag
     record ok "examples/tls.c (mTLS) builds and runs"
 else
     record FAIL "examples/tls.c (mTLS)"
+fi
+
+# examples/fence_pg.c: a lock's fence checked by PostgreSQL (libpq) first in the writer's
+# transaction, run by tests/test_fence_pg.py against a throwaway PostgreSQL (tests/pg_harness.py):
+# holders in turn commit, the same holder again too; a stale fence and another cluster's are refused.
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror "$here/examples/fence_pg.c" $(pkg-config --cflags --libs etcdlock libpq) -o "$tmp/fence_pg"; then
+    run_prog test_fence_pg 180 python3 "$here/tests/test_fence_pg.py" "$tmp/fence_pg"
+else
+    record FAIL "examples/fence_pg.c (libpq) builds"
 fi
 
 echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
