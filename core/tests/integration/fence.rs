@@ -63,3 +63,18 @@ async fn a_claimed_tasks_fence_checks_while_claimed_and_a_later_claim_has_a_larg
     assert!(!c.check_fence(&fence2).await.unwrap(), "an acked claim still checked as holding");
     c.close().await;
 }
+
+// covers: FENCE-CHECK-001
+#[tokio::test]
+async fn a_leaderships_fence_checks_while_leading_and_not_after_resigning() {
+    let c = client().await;
+    let name = prefix("fence-lead") + "svc";
+    let election = c.election(name.clone(), 10).unwrap();
+    let term = election.campaign(b"node-1").await.unwrap();
+    let fence = term.fence().await.unwrap();
+    assert_eq!((fence.token, fence.name.as_slice()), (term.fencing_token(), name.as_bytes()));
+    assert!(c.check_fence(&fence).await.unwrap());
+    term.resign().await.unwrap();
+    assert!(!c.check_fence(&fence).await.unwrap(), "a resigned term's fence still checked");
+    c.close().await;
+}

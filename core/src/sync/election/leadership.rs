@@ -39,6 +39,12 @@ impl Leadership {
         self.guard.lease_id()
     }
 
+    /// This term's [`Fence`](crate::Fence), for a database or a service to check (as a lock
+    /// guard's: [`LockGuard::fence`]).
+    pub async fn fence(&self) -> Result<crate::Fence> {
+        self.guard.fence().await
+    }
+
     /// Cheap local check: not resigned, not lost, and the lease's conservative local deadline
     /// has not passed.
     pub fn is_leader(&self) -> bool {
