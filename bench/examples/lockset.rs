@@ -88,7 +88,7 @@ fn main() {
     let (seconds, clients) = (arg("--seconds", 3.0), arg("--clients", 8.0) as usize);
     let etcd = etcd_testkit::Etcd::start(1);
     let eps = etcd.endpoints();
-    etcdlock::runtime::block_on(async move {
+    let _ = etcdlock::runtime::block_on(async move {
         println!("| names | clients | lock set | one by one, sorted | set / sorted | raw Txn floor | set / raw |");
         println!("|---|---|---|---|---|---|---|");
         for size in [2, 8] {

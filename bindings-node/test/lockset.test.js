@@ -79,12 +79,14 @@ test('one token on every member key; writes fenced by every member; a deleted me
   assert.ok((await c.put(data, '1', { ifHeld: locks })) > locks.fencingToken);
   await assert.rejects(c.put(`${names[2]}/x`, '1', { ifHeld: locks }), INVALID); // under a member's queue
   const reasons = [];
-  const lost = new Promise((resolve) => locks.onLost((r) => resolve(reasons.push(r))));
+  locks.onLost((r) => reasons.push(r));
   // One member's key deleted by someone else: the set is lost, writes go nowhere.
   etcdctl('del', locks.keys[2].toString());
   await assert.rejects(c.put(data, '2', { ifHeld: locks }), { code: 'NOT_HELD' });
   await assert.rejects(locks.put(data, '2'), { code: 'NOT_HELD' });
-  await lost;
+  // Polled (a timer keeps the event loop alive): the callback may come a moment after the
+  // refused writes, and a bare promise on it would let the test's event loop run empty.
+  await waitFor(() => reasons.length > 0, 5000, 'the lost callback');
   assert.deepEqual(reasons, ['key_deleted']);
   assert.ok(!locks.isHeld());
   assert.equal(locks.lostReason(), 'key_deleted');
