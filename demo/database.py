@@ -66,7 +66,17 @@ def checks(db: Database, events: list[dict], done: dict) -> list[tuple[bool, str
     if f and f["label"].startswith("python"):
         mine = [e for e in events if e["label"] == f["label"] and e.get("token") == f["token"]]
         refused = [e for e in mine if e["ev"] == "db_refused"]
-        results.append((bool(refused) and not any(e["ev"] == "db_wrote" for e in mine),
-                        f"PostgreSQL refused the frozen holder {f['label']}'s late write (token {f['token']}): "
-                        + (refused[0].get("error", "") if refused else "it was not refused")))
+        # Only the Python workers write to PostgreSQL: a newer holder may not have written there
+        # while it was frozen, and then its late write is rightly accepted (nothing newer to be
+        # refused for; the order of tokens is checked above either way).
+        newer = [e for e in events if e["ev"] == "db_wrote" and e.get("token", 0) > f["token"] and e["t"] < f["t_cont"]]
+        if newer:
+            results.append((bool(refused) and not any(e["ev"] == "db_wrote" for e in mine),
+                            f"PostgreSQL refused the frozen holder {f['label']}'s late write (token {f['token']}) after "
+                            f"{newer[0]['label']} wrote with token {newer[0]['token']}: "
+                            + (refused[0].get("error", "") if refused else "it was not refused")))
+        else:
+            results.append((True, f"no newer holder reported a write to PostgreSQL while {f['label']} was frozen: its late "
+                                         f"write (token {f['token']}) had nothing newer to be refused for, and was "
+                                         + ("refused" if refused else "accepted")))
     return results
