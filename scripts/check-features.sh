@@ -5,9 +5,10 @@
 # features differ and exits 1 if there is one; the fix is to add the missing features to
 # workspace-hack/Cargo.toml. Takes a few seconds (cargo tree, nothing is compiled).
 #
-# The core's optional features (`postgres`: the database fencing helper on tokio-postgres) are
-# off in every build above; scripts/test.sh builds the core once more with each, for its own
-# test binary and doc tests. Such a build may add packages that no other build compiles (the
+# The core's optional features (`postgres`: the database fencing helper on tokio-postgres;
+# `prometheus`: the collector for a `prometheus` crate registry) are off in every build above;
+# scripts/test.sh builds the core once more with both, for their own test binaries and doc
+# tests. Such a build may add packages that no other build compiles (the
 # driver and its dependencies, built once, by it alone), but every package that the workspace
 # also compiles for the target must resolve with the workspace's features, or the feature's
 # build would compile tokio, tonic or etcd-client again.
@@ -38,7 +39,8 @@ done
 
 # Packages the workspace compiles for the target (normal and dev edges: not build scripts' own).
 resolved --workspace --edges features,normal,dev | cut -d'|' -f1 | sort -u >"$tmp/workspace-target"
-for feature in postgres; do
+# The features as scripts/test.sh builds them: together, in one build.
+for feature in postgres,prometheus; do
     resolved -p etcdlock --features "$feature" --edges features,normal,build,dev | grep -vxF -f "$tmp/workspace" >"$tmp/extra" || true
     cut -d'|' -f1 "$tmp/extra" | grep -xF -f "$tmp/workspace-target" >"$tmp/shared" || true
     if [ -s "$tmp/shared" ]; then

@@ -51,12 +51,14 @@ rust_targets=(--workspace --all-targets --exclude etcdlock-c --exclude etcdlock-
 stage "the bindings' crates hold no Rust tests" bash -c '! grep -rnE "#\[(tokio::)?test\b|#\[cfg\(test\)\]" bindings-*/src'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release "${rust_targets[@]}" --no-run
-# The core once more with its feature `postgres` (the database fencing helper on tokio-postgres),
-# off in every build above: its own test binary and the fence cost example (core/Cargo.toml's
-# required-features). scripts/check-features.sh checks that this build shares the workspace's
-# dependency features: it compiles the core and tokio-postgres's own dependencies, nothing else.
-stage "Rust: build the core with feature postgres (its fencing test and example)" \
-    cargo test --release -p etcdlock --features postgres --test fencing_postgres --example fence_cost --no-run
+# The core once more with its features `postgres` (the database fencing helper on tokio-postgres)
+# and `prometheus` (the collector for a `prometheus` crate registry), off in every build above:
+# their own test binaries and the fence cost example (core/Cargo.toml's required-features). One
+# build for both: the core compiles once more, not twice. scripts/check-features.sh checks that it
+# shares the workspace's dependency features: it compiles the core and the two crates' own
+# dependencies, nothing else.
+stage "Rust: build the core with features postgres and prometheus (their tests and example)" \
+    cargo test --release -p etcdlock --features postgres,prometheus --test fencing_postgres --test metrics_prometheus --example fence_cost --no-run
 stage_wait
 
 # The groups below run one after another. In each, the stages that mostly wait on etcd (fault
@@ -73,8 +75,8 @@ stage_bg "Python" env ETCD_BIN="$etcd_bindings" bash bindings-python/test.sh
 stage_bg "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
 # A throwaway PostgreSQL (tests/pg_harness.py) and the shared etcd; then the README's and the
 # module's examples that need the feature (its doc tests: ~1 s, nothing compiles again).
-stage_bg "Rust: fencing at PostgreSQL (core with feature postgres)" \
-    bash -c 'cargo test --release -p etcdlock --features postgres --test fencing_postgres && cargo test --release -p etcdlock --features postgres --doc -- postgres ReadmeDoctests'
+stage_bg "Rust: fencing at PostgreSQL and the prometheus collector (core with features postgres, prometheus)" \
+    bash -c 'cargo test --release -p etcdlock --features postgres,prometheus --test fencing_postgres --test metrics_prometheus && cargo test --release -p etcdlock --features postgres,prometheus --doc -- postgres PrometheusCollector ReadmeDoctests'
 # The foreground: the workers' builds (C's and Node's libraries, which their suites then reuse),
 # then Node (its contention test wants the CPU the builds above take at their start), then Java.
 full "the demo's and the soak's workers (Rust, C, Node)" \
@@ -114,7 +116,7 @@ full "Bench TLS smoke" cargo run --quiet --release -p etcdlock-bench -- --rounds
 full "Bench scale smoke" cargo run --quiet --release -p etcdlock-bench --example scale -- --locks 200 --waiters 40 --clients 4 --leases 200 --lease-ttl 5 --idle 0.5
 full "Bench task queue smoke" cargo run --quiet --release -p etcdlock-bench --example tasks -- --tasks 100 --workers 4
 full "Bench lock set smoke" cargo run --quiet --release -p etcdlock-bench --example lockset -- --seconds 0.2
-full "Bench fence cost smoke" bash -c 'python3 bench/fence.py --transactions 100 --rounds 1 && cargo run --quiet --release -p etcdlock --features postgres --example fence_cost -- 100 1'
+full "Bench fence cost smoke" bash -c 'python3 bench/fence.py --transactions 100 --rounds 1 && cargo run --quiet --release -p etcdlock --features postgres,prometheus --example fence_cost -- 100 1'
 full "Bench prefix cache smoke" cargo run --quiet --release -p etcdlock-bench --example cache -- --keys 2000 --writers 4 --seconds 0.5
 full "Bench election failover smoke" cargo run --quiet --release -p etcdlock-bench --example failover -- --rounds 1 --ttl 2 --go
 full "demo" ./demo.sh --duration 20

@@ -6,9 +6,11 @@ buckets in increasing order of `le`, cumulative, ending at `+Inf` equal to its `
 
 As a module: `parse(text)` returns `{sample: value}` with samples written `name` or
 `name{label="value",...}` (labels in the order given), or raises ValueError naming the line.
+`parse(text, client="x")` also requires every sample's first label to be `client="x"` (the
+label etcdlock gives each client's series) and leaves it out of the keys.
 As a program (for the Node and C tests): reads the text on stdin and prints that dict as JSON
-(`+Inf` as the string "+Inf"), or with `--lines` one `sample value` line each; on bad text, the
-error on stderr and exit status 1.
+(`+Inf` as the string "+Inf"), or with `--lines` one `sample value` line each; `--client NAME`
+as `client=` above; on bad text, the error on stderr and exit status 1.
 """
 import json
 import math
@@ -73,7 +75,12 @@ def check_histogram(fam, samples, line):
         raise ValueError(f"histogram {fam}: needs one _sum and one _count equal to the +Inf bucket")
 
 
-def parse(text):
+def escape(label_value):
+    """A label value as the text format writes it."""
+    return label_value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def parse(text, client=None):
     if text and not text.endswith("\n"):
         raise ValueError("the text must end with a newline")
     types, helps, done, out = {}, set(), set(), {}
@@ -124,6 +131,10 @@ def parse(text):
             raise ValueError(f"negative {types[fam]}: {line}")
         if types.get(fam) == "histogram" and name == fam + "_bucket" and [k for k, _ in labels][-1:] != ["le"]:
             raise ValueError(f"bucket without le: {line}")
+        if client is not None:
+            if labels[:1] != [("client", escape(client))]:
+                raise ValueError(f"the first label is not client={escape(client)!r}: {line}")
+            labels = labels[1:]
         key = name + ("{" + ",".join(f'{k}="{v_}"' for k, v_ in labels) + "}" if labels else "")
         if key in out:
             raise ValueError(f"sample given twice: {line}")
@@ -134,12 +145,18 @@ def parse(text):
 
 
 def main():
+    args = sys.argv[1:]
+    client = None
+    if "--client" in args:
+        i = args.index("--client")
+        client = args[i + 1]
+        del args[i : i + 2]
     try:
-        samples = parse(sys.stdin.read())
+        samples = parse(sys.stdin.read(), client=client)
     except ValueError as e:
         print(f"invalid Prometheus text: {e}", file=sys.stderr)
         return 1
-    if sys.argv[1:] == ["--lines"]:
+    if args == ["--lines"]:
         for k, v in samples.items():
             print(k, repr(v))
     else:

@@ -48,6 +48,9 @@ pub use sync::semaphore::{Semaphore, MAX_PERMITS};
 pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::lockset::{LockSet, LockSetGuard, SetMember, SetMode, MAX_LOCK_SET};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};
+/// The client's metrics in a `prometheus` crate registry (cargo feature `prometheus`).
+#[cfg(feature = "prometheus")]
+pub use sync::metrics::PrometheusCollector;
 pub use transport::stats::HistogramSnapshot;
 pub use sync::mutex::{LockOptions, Mutex};
 pub use cache::{Cache, CacheEvent, CacheEventKind, CacheEvents};

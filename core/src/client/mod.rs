@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     refreshing: tokio::sync::Mutex<()>,
     /// What the connection counts (`Client::metrics`).
     pub stats: Arc<ConnStats>,
+    /// The client's name (`ClientOptions::name`, resolved): the `client` label of its metrics.
+    pub name: String,
 }
 
 impl Drop for Inner {
@@ -120,8 +122,9 @@ impl Client {
     /// within `connect_timeout`.
     pub async fn connect<S: AsRef<str>>(
         endpoints: impl IntoIterator<Item = S>,
-        opts: ClientOptions,
+        mut opts: ClientOptions,
     ) -> Result<Client> {
+        let name = opts.resolve_name()?.to_string();
         let eps: Vec<String> = endpoints.into_iter().map(|s| s.as_ref().to_string()).collect();
         let eps = validate::endpoints(&eps)?;
         validate::timeout("connect_timeout", opts.connect_timeout)?;
@@ -163,6 +166,7 @@ impl Client {
                 keeper: Keeper::new(paths("keepalive", streams.clone()), closed.clone()),
                 hub: Hub::new(paths("watch", streams), closed.clone()),
                 stats,
+                name,
                 rpc: Rpc { kv: crate::transport::kv_pool::KvPool::new(unary.kv_client()), lease: unary.lease_client() },
                 extension: Extension::default(),
                 token: Default::default(),
@@ -206,6 +210,12 @@ impl Client {
         }
         let deadline = Instant::now() + self.inner.opts.request_timeout;
         self.inner.keeper.revoke_all(&self.inner.etcd, deadline).await;
+    }
+
+    /// The client's name ([`ClientOptions::name`], or the default it was given): the `client`
+    /// label of its metrics.
+    pub fn name(&self) -> &str {
+        &self.inner.name
     }
 
     pub fn is_closed(&self) -> bool {

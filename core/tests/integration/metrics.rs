@@ -4,19 +4,48 @@ use crate::common::*;
 use etcdlock::{ErrorKind, LockOptions};
 use std::time::Duration;
 
-/// Checks the Prometheus text format line by line; returns each sample's name{labels} and value.
-fn parse_prometheus(text: &str) -> Vec<(String, f64)> {
+/// Checks the Prometheus text format line by line, and that every sample's first label is
+/// `client="<client>"`; returns each sample's name{other labels} (the client label taken out)
+/// and value.
+fn parse_prometheus(text: &str, client: &str) -> Vec<(String, f64)> {
     let mut samples = Vec::new();
+    let label = format!("client=\"{client}\"");
     for line in text.lines() {
         if line.starts_with("# HELP ") || line.starts_with("# TYPE ") {
             assert!(line.split(' ').count() >= 4, "{line}");
             continue;
         }
         let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("no value: {line}"));
-        assert!(name.starts_with("etcdlock_") && name.chars().all(|c| c.is_ascii_alphanumeric() || "_{}=\".+".contains(c)), "{line}");
-        samples.push((name.to_string(), value.parse::<f64>().unwrap_or_else(|_| panic!("bad value: {line}"))));
+        assert!(name.starts_with("etcdlock_") && name.chars().all(|c| c.is_ascii_alphanumeric() || "_{}=\".+,-".contains(c)), "{line}");
+        let name = name.replace(&format!("{{{label},"), "{").replace(&format!("{{{label}}}"), "");
+        assert!(!name.contains("client="), "client label not first or not {client:?}: {line}");
+        samples.push((name, value.parse::<f64>().unwrap_or_else(|_| panic!("bad value: {line}"))));
     }
     samples
+}
+
+// covers: METRICS-LABEL-001
+#[tokio::test]
+async fn each_client_labels_its_series_with_its_own_name() {
+    let (a, b) = (client().await, client().await);
+    assert!(a.name().starts_with("etcdlock-") && b.name().starts_with("etcdlock-") && a.name() != b.name(), "{} {}", a.name(), b.name());
+    let opts = etcdlock::ClientOptions { name: Some("billing \"eu\"".into()), ..Default::default() };
+    let named = etcdlock::Client::connect(shared().endpoints(), opts).await.unwrap();
+    assert_eq!(named.name(), "billing \"eu\"");
+    let m = named.metrics();
+    assert_eq!(m.client, "billing \"eu\"");
+    let text = m.prometheus_text();
+    assert!(text.contains("etcdlock_leases_alive{client=\"billing \\\"eu\\\"\"} 0\n"), "{text}");
+    for c in [&a, &b] {
+        let samples = parse_prometheus(&c.metrics().prometheus_text(), c.name());
+        assert_eq!(samples.iter().find(|(n, _)| n == "etcdlock_lock_acquisitions_total").map(|s| s.1), Some(0.0));
+    }
+    let empty = etcdlock::ClientOptions { name: Some(String::new()), ..Default::default() };
+    let e = etcdlock::Client::connect(shared().endpoints(), empty).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    for c in [a, b, named] {
+        c.close().await;
+    }
 }
 
 // covers: OBS-METRICS-001
@@ -52,7 +81,7 @@ async fn counts_and_histogram_totals_are_exact_after_a_known_sequence() {
     assert!(s.lock_wait_seconds.sum > 0.0 && s.lock_wait_seconds.sum < 10.0);
     assert_eq!(other.metrics().acquisitions, 1, "per client");
 
-    let samples = parse_prometheus(&s.prometheus_text());
+    let samples = parse_prometheus(&s.prometheus_text(), c.name());
     let get = |k: &str| samples.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     assert_eq!(get("etcdlock_lock_acquisitions_total"), Some(4.0));
     assert_eq!(get("etcdlock_lock_timeouts_total"), Some(1.0));
@@ -117,7 +146,7 @@ async fn connection_gauges_and_counters_follow_what_happens() {
     let m = c.metrics();
     assert_eq!((m.leases_alive, m.watches_open), (0, 0));
     let text = m.prometheus_text();
-    let samples = parse_prometheus(&text);
+    let samples = parse_prometheus(&text, c.name());
     let get = |k: &str| samples.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     assert_eq!(get("etcdlock_leases_alive"), Some(0.0));
     assert_eq!(get("etcdlock_request_retries_total"), Some(m.request_retries as f64));
@@ -156,7 +185,7 @@ async fn registrations_and_discoveries_are_counted() {
     reg.close().await.unwrap();
     let m = c.metrics();
     assert_eq!(m.registrations_alive, 0);
-    let samples = parse_prometheus(&m.prometheus_text());
+    let samples = parse_prometheus(&m.prometheus_text(), c.name());
     let get = |k: &str| samples.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
     assert_eq!(get("etcdlock_registrations_alive"), Some(0.0));
     assert_eq!(get(&format!("etcdlock_reregistrations_total{{reason=\"{}\"}}", reason.as_str())), Some(1.0));

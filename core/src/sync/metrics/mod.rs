@@ -3,8 +3,12 @@
 //! [`Metrics`] snapshot or as Prometheus text.
 
 mod snapshot;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 
 pub use snapshot::{MetricEntry, MetricValue, Metrics};
+#[cfg(feature = "prometheus")]
+pub use self::prometheus::PrometheusCollector;
 
 use crate::error::ErrorKind;
 use crate::client::Client;
@@ -98,7 +102,9 @@ impl Client {
     pub fn metrics(&self) -> Metrics {
         let inner = &self.inner;
         let gauges = Gauges { in_flight: inner.in_flight() as i64, leases: inner.keeper.alive() as i64, watches: inner.hub.open() };
-        crate::sync::PerClient::of(self).metrics.snapshot(&inner.stats, gauges)
+        let mut m = crate::sync::PerClient::of(self).metrics.snapshot(&inner.stats, gauges);
+        m.client.clone_from(&inner.name);
+        m
     }
 }
 
@@ -113,6 +119,7 @@ struct Gauges {
 impl LockMetrics {
     fn snapshot(&self, conn: &ConnStats, now: Gauges) -> Metrics {
         Metrics {
+            client: String::new(),
             acquisitions: self.acquisitions.load(Relaxed),
             lock_timeouts: self.lock_timeouts.load(Relaxed),
             would_block: self.would_block.load(Relaxed),
@@ -136,7 +143,7 @@ impl LockMetrics {
     }
 }
 
-/// Nothing counted yet: what a binding shows before its client is connected.
+/// Nothing counted yet, and no client name ([`Metrics::before_connect`] gives one).
 impl Default for Metrics {
     fn default() -> Metrics {
         LockMetrics::default().snapshot(&ConnStats::default(), Gauges::default())

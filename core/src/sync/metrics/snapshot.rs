@@ -8,6 +8,9 @@ use std::fmt::Write as _;
 /// A client's lock and registry metrics at one moment ([`Client::metrics`](crate::Client::metrics)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metrics {
+    /// The client's name ([`Client::name`](crate::Client::name)): the `client` label of every
+    /// series in [`Metrics::prometheus_text`].
+    pub client: String,
     /// Acquires that took the lock.
     pub acquisitions: u64,
     /// Acquires whose own timeout passed (`LockTimeout`).
@@ -116,9 +119,12 @@ impl Metrics {
         ]
     }
 
-    /// The Prometheus text exposition format (version 0.0.4), metric names prefixed `etcdlock_`.
+    /// The Prometheus text exposition format (version 0.0.4), metric names prefixed `etcdlock_`,
+    /// every series labelled `client="<name>"` (first; escaped as the format says), so that
+    /// the texts of two clients of one process can be served together.
     pub fn prometheus_text(&self) -> String {
         let mut s = String::new();
+        let client = format!("client=\"{}\"", escape_label_value(&self.client));
         for e in self.entries() {
             let (name, kind) = (e.prometheus, match e.value {
                 MetricValue::Counter(_) | MetricValue::Labeled { .. } => "counter",
@@ -127,21 +133,59 @@ impl Metrics {
             });
             let _ = write!(s, "# HELP etcdlock_{name} {}\n# TYPE etcdlock_{name} {kind}\n", e.help);
             match e.value {
-                MetricValue::Counter(v) => drop(writeln!(s, "etcdlock_{name} {v}")),
-                MetricValue::Gauge(v) => drop(writeln!(s, "etcdlock_{name} {v}")),
+                MetricValue::Counter(v) => drop(writeln!(s, "etcdlock_{name}{{{client}}} {v}")),
+                MetricValue::Gauge(v) => drop(writeln!(s, "etcdlock_{name}{{{client}}} {v}")),
                 MetricValue::Labeled { label, values } => {
                     for (l, n) in values {
-                        let _ = writeln!(s, "etcdlock_{name}{{{label}=\"{l}\"}} {n}");
+                        let _ = writeln!(s, "etcdlock_{name}{{{client},{label}=\"{l}\"}} {n}");
                     }
                 }
                 MetricValue::Histogram(h) => {
                     for (le, n) in &h.buckets {
-                        let _ = writeln!(s, "etcdlock_{name}_bucket{{le=\"{le}\"}} {n}");
+                        let _ = writeln!(s, "etcdlock_{name}_bucket{{{client},le=\"{le}\"}} {n}");
                     }
-                    let _ = write!(s, "etcdlock_{name}_bucket{{le=\"+Inf\"}} {}\netcdlock_{name}_sum {}\netcdlock_{name}_count {}\n", h.count, h.sum, h.count);
+                    let _ = write!(
+                        s,
+                        "etcdlock_{name}_bucket{{{client},le=\"+Inf\"}} {}\netcdlock_{name}_sum{{{client}}} {}\netcdlock_{name}_count{{{client}}} {}\n",
+                        h.count, h.sum, h.count
+                    );
                 }
             }
         }
         s
+    }
+
+    /// Every metric at zero, for the client `client` before it connects (what a binding shows
+    /// then).
+    pub fn before_connect(client: &str) -> Metrics {
+        Metrics { client: client.to_string(), ..Metrics::default() }
+    }
+}
+
+/// A label value as the text format writes it: backslash, double quote and line feed escaped.
+fn escape_label_value(v: &str) -> std::borrow::Cow<'_, str> {
+    if !v.contains(['\\', '"', '\n']) {
+        return v.into();
+    }
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // covers: METRICS-LABEL-001
+    #[test]
+    fn every_series_carries_the_client_label_escaped() {
+        let m = Metrics::before_connect("a\\b \"c\"\nd");
+        let text = m.prometheus_text();
+        let label = r#"client="a\\b \"c\"\nd""#;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            assert!(line.contains(&format!("{{{label}")), "{line}");
+        }
+        assert!(text.contains(&format!("etcdlock_lock_acquisitions_total{{{label}}} 0\n")), "{text}");
+        assert!(text.contains(&format!("etcdlock_lock_losses_total{{{label},reason=\"expired\"}} 0\n")), "{text}");
+        assert!(text.contains(&format!("etcdlock_lock_wait_seconds_bucket{{{label},le=\"+Inf\"}} 0\n")), "{text}");
+        assert_eq!(escape_label_value("plain"), "plain");
     }
 }
