@@ -223,11 +223,20 @@ fi
 # examples/fence_pg.c: a lock's fence checked by PostgreSQL (libpq) first in the writer's
 # transaction, run by tests/test_fence_pg.py against a throwaway PostgreSQL (tests/pg_harness.py):
 # holders in turn commit, the same holder again too; a stale fence and another cluster's are refused.
+# With the example's statement (tests/fence_pg_example.h): a C holder SIGSTOPped past its TTL
+# (tests/fence_pg_holder.c), a task claim's fence and 8 threads under READ COMMITTED
+# (tests/test_fence_db.c).
+fence_pg_ok=1
 # shellcheck disable=SC2046
-if cc -std=c11 -Wall -Wextra -Werror "$here/examples/fence_pg.c" $(pkg-config --cflags --libs etcdlock libpq) -o "$tmp/fence_pg"; then
-    run_prog test_fence_pg 180 python3 "$here/tests/test_fence_pg.py" "$tmp/fence_pg"
-else
-    record FAIL "examples/fence_pg.c (libpq) builds"
+cc -std=c11 -Wall -Wextra -Werror "$here/examples/fence_pg.c" $(pkg-config --cflags --libs etcdlock libpq) -o "$tmp/fence_pg" \
+    || { record FAIL "examples/fence_pg.c (libpq) builds"; fence_pg_ok=0; }
+for t in fence_pg_holder test_fence_db; do
+    # shellcheck disable=SC2046
+    cc -std=c11 -Wall -Wextra -Werror -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock libpq) -lpthread -o "$tmp/$t" \
+        || { record FAIL "tests/$t.c (libpq) builds"; fence_pg_ok=0; }
+done
+if [ "$fence_pg_ok" = 1 ]; then
+    run_prog test_fence_pg 240 python3 "$here/tests/test_fence_pg.py" "$tmp/fence_pg" "$tmp/fence_pg_holder" "$tmp/test_fence_db"
 fi
 
 echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"

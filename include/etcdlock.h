@@ -1374,6 +1374,21 @@ void etcdlock_observer_free(struct etcdlock_observer *observer);
 int etcdlock_lock_fence(const struct etcdlock_lock *lock, char **out);
 
 /**
+ * Writes the task's claim's fence to `*out` in its string form
+ * (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name hex>`, as etcdlock_lock_fence's; free it
+ * with etcdlock_string_free): the claim's lock `<queue>/claim/<item's slot>` at the claim's
+ * token (etcdlock_task_fencing_token), so every later claim of the item has a larger one and a
+ * database's mark refuses this claim's late write once a later claim wrote. For a database or
+ * another service to check with etcdlock_check_fence. ETCDLOCK_E_NOT_HELD once the task was
+ * acked, nacked or its claim lost.
+ *
+ *     char *fence = NULL;
+ *     if (etcdlock_task_fence(task, &fence) == ETCDLOCK_OK) { ... }   // the database checks it
+ *     etcdlock_string_free(fence);
+ */
+int etcdlock_task_fence(const struct etcdlock_task *task, char **out);
+
+/**
  * Writes the fence of slot `slot` (a NUL-terminated id this holding holds: its key
  * `<pool>/slot/<id>` at the slot's token) to `*out` in its string form
  * (`etcdlock-fence.v1.k.<cluster hex>.<token>.<key hex>`; free it with etcdlock_string_free).

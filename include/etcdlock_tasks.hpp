@@ -101,6 +101,14 @@ public:
     uint32_t attempts() const noexcept { return etcdlock_task_attempts(p_.get()); }
     /** The claim key's create revision: larger for every later claim of any item. */
     int64_t fencing_token() const noexcept { return etcdlock_task_fencing_token(p_.get()); }
+    /** The claim's fence in its string form (the claim's lock `<queue>/claim/<slot>` at the
+     *  claim's token), for client::check_fence or a database's mark; throws
+     *  ETCDLOCK_E_NOT_HELD once the task was acked, nacked or its claim lost. */
+    std::string fence() const {
+        char *f = nullptr;
+        detail::check(etcdlock_task_fence(p_.get(), &f), "etcdlock_task_fence");
+        return detail::take_string(f);
+    }
     /** Cheap local check: neither acked, nacked nor lost. */
     bool is_held() const noexcept { return etcdlock_task_is_held(p_.get()); }
     /** Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0. */

@@ -2,8 +2,7 @@
 """A strict reader of the Prometheus text exposition format (0.0.4), for the bindings' metrics
 tests: every line must be a HELP, a TYPE or a sample of the family its TYPE announced, names and
 labels well formed, each family once and contiguous, counters not negative, and each histogram's
-buckets in increasing order of `le`, cumulative, ending at `+Inf` equal to its `_count` (for
-each series of it: each set of its other labels, such as `client`).
+buckets in increasing order of `le`, cumulative, ending at `+Inf` equal to its `_count`.
 
 As a module: `parse(text)` returns `{sample: value}` with samples written `name` or
 `name{label="value",...}` (labels in the order given), or raises ValueError naming the line.
@@ -62,15 +61,6 @@ def family_of(name, types):
 
 
 def check_histogram(fam, samples, line):
-    """Each series of the histogram (its samples grouped by their labels other than `le`)."""
-    groups = {}
-    for n, l, v in samples:
-        groups.setdefault(tuple((k, x) for k, x in l if k != "le"), []).append((n, l, v))
-    for group in groups.values():
-        check_histogram_series(fam, group, line)
-
-
-def check_histogram_series(fam, samples, line):
     buckets = [(dict(l).get("le"), v) for n, l, v in samples if n == fam + "_bucket"]
     if not buckets or buckets[-1][0] != "+Inf":
         raise ValueError(f"histogram {fam} does not end with an le=\"+Inf\" bucket (before: {line})")

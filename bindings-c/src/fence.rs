@@ -1,11 +1,13 @@
 //! Fences: an acquisition's name, token and etcd cluster in a string a database or another
-//! service can check (`etcdlock_check_fence`). A lock's, a pool slot's and a lock set member's.
+//! service can check (`etcdlock_check_fence`). A lock's, a task claim's, a pool slot's and a lock
+//! set member's.
 //! Conversions only: `Fence` and `check_fence` are the core's.
 
 use crate::client::etcdlock_client;
 use crate::ffi::{self, invalid};
 use crate::lock::etcdlock_lock;
 use crate::pool::etcdlock_pool_held;
+use crate::tasks::etcdlock_task;
 use etcdlock::{Error, ErrorKind, Fence};
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
@@ -35,6 +37,32 @@ pub unsafe extern "C" fn etcdlock_lock_fence(lock: *const etcdlock_lock, out: *m
             return Err(Error::new(ErrorKind::NotHeld, "the lock is not held: a fence is for a holding acquisition").into());
         }
         let fence = ffi::block(async move { guard.fence().await })?;
+        unsafe { write_fence(fence, out) }
+    })
+}
+
+/// Writes the task's claim's fence to `*out` in its string form
+/// (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name hex>`, as etcdlock_lock_fence's; free it
+/// with etcdlock_string_free): the claim's lock `<queue>/claim/<item's slot>` at the claim's
+/// token (etcdlock_task_fencing_token), so every later claim of the item has a larger one and a
+/// database's mark refuses this claim's late write once a later claim wrote. For a database or
+/// another service to check with etcdlock_check_fence. ETCDLOCK_E_NOT_HELD once the task was
+/// acked, nacked or its claim lost.
+///
+///     char *fence = NULL;
+///     if (etcdlock_task_fence(task, &fence) == ETCDLOCK_OK) { ... }   // the database checks it
+///     etcdlock_string_free(fence);
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_task_fence(task: *const etcdlock_task, out: *mut *mut c_char) -> c_int {
+    ffi::status(|| {
+        let t = unsafe { ffi::arg(task, "task") }?;
+        let out = ffi::out(out, "out")?;
+        // The core gives an ended claim's fence too; as a lock's, none once it no longer holds.
+        if !t.task.is_held() {
+            return Err(Error::new(ErrorKind::NotHeld, "the task was acked, nacked or its claim lost: a fence is for a holding claim").into());
+        }
+        let task = t.task.clone();
+        let fence = ffi::block(async move { task.fence().await })?;
         unsafe { write_fence(fence, out) }
     })
 }

@@ -33,7 +33,7 @@ pub struct etcdlock_queue {
 /// giving it back; etcdlock_task_free without either gives it back. Its accessors may be called
 /// from any thread; it must not be freed while another thread uses it.
 pub struct etcdlock_task {
-    task: Arc<Task>,
+    pub(crate) task: Arc<Task>,
     /// The id, NUL-terminated for etcdlock_task_id.
     id: CString,
     client: Client,

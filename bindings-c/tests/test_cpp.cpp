@@ -217,6 +217,8 @@ static void wrapper_tasks(const char *eps, const std::string &base) {
             etcdlock::task t = q.claim(0);
             EXPECT(t.id() == rid && t.payload() == "p2" && t.priority() == 5 && t.attempts() == 1);
             EXPECT(t.fencing_token() > 0 && t.is_held() && t.lost_reason() == 0);
+            std::string fence = t.fence(); // covers: FENCE-TASK-001 (through the wrapper)
+            EXPECT(fence.find("etcdlock-fence.v1.q.") == 0 && c.check_fence(fence));
             t.put(result, "working"); // fenced by the claim
             EXPECT(q.stats().claimed == 1);
             EXPECT_THROWS(t.put(name + "/x", "v"), ETCDLOCK_E_INVALID_ARGUMENT); // the queue's own keys
@@ -224,6 +226,8 @@ static void wrapper_tasks(const char *eps, const std::string &base) {
             EXPECT(!t.is_held());
             EXPECT_THROWS(t.ack(), ETCDLOCK_E_NOT_HELD);
             EXPECT_THROWS(t.put(result, "late"), ETCDLOCK_E_NOT_HELD);
+            EXPECT(!c.check_fence(fence));
+            EXPECT_THROWS(t.fence(), ETCDLOCK_E_NOT_HELD);
         }
         std::string v;
         EXPECT(c.get(result, &v) && v == "ok");
