@@ -2,8 +2,8 @@
 # Install the native tools that the tests need:
 #   - etcd 3.5 + etcdctl (+ etcdutl), linked into <repo>/.tools/bin/
 #   - the openssl CLI (the TLS tests make throwaway certificates with it)
-# The build needs no protoc: the etcd-client crate is patched to take it from the
-# protoc-bin-vendored crate (third_party/etcd-client/PATCHED.md).
+# The build needs no protoc: the etcd protos' Rust code is checked in
+# (third_party/etcd-client/PATCHED.md).
 #
 # Idempotent and quiet: it only talks when it installs something, and always
 # ends with one summary line on stdout.  Meant to run as root on Debian

@@ -41,6 +41,7 @@ stage "install the tools (etcd 3.5.1, etcdctl, openssl)" bash scripts/install-de
 stage "every build shares one feature resolution" bash scripts/check-features.sh
 stage "no layer of core imports from one above it" bash scripts/check-layers.sh
 stage "every script the docs name is executable" bash scripts/check-run-bits.sh
+stage "the declared rust-version covers the locked tree" python3 scripts/check-rust-version.py
 # The Go resolver program (tests/interop) too: the registry test would build it itself, later.
 full_bg "etcd 3.6.16 and 3.5.35, and the Go resolver program, built from the Go module proxy" \
     bash -c 'bash scripts/build-etcd.sh v3.6.16 && bash scripts/build-etcd.sh v3.5.35 && bash scripts/build-go-resolver.sh >/dev/null'
@@ -93,6 +94,9 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
 full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
+# A clean copy's `cargo publish --dry-run`, and a scratch crate built from the packaged crates
+# with no protoc (~1:40 of CPU, beside stages that mostly wait).
+full_bg "Rust: the crate publishes and builds from its package with no protoc" bash scripts/check-crate.sh
 full_bg "history checker: once-per-period, pool and database-fencing rules, controls" \
     bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py && python3 tests/history/fence_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
@@ -106,6 +110,7 @@ full_bg "history checker: semaphore, rwlock, election and task queue rules, cont
     bash -c 'python3 tests/history/test_recipes_check.py && python3 tests/history/controls.py --kind semaphore --permits 2 --workers 6 && python3 tests/history/controls.py --kind rwlock && python3 tests/history/controls.py --kind election && python3 tests/history/queue_controls.py'
 full_bg "history checker: prefix cache and lock set rules, controls" \
     bash -c 'python3 tests/history/cache_controls.py && python3 tests/history/lockset_controls.py'
+full_bg "the checked-in protobuf code is what tonic-prost-build generates" bash scripts/check-proto-gen.sh
 full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
 stage_wait

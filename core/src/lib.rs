@@ -76,7 +76,13 @@ pub mod fencing {
     pub use crate::sync::fence::postgres;
 }
 
-/// The README's Rust example, compiled as a doc test so it cannot rot.
+/// The README's Rust example, compiled as a doc test so it cannot rot. (Only under doctest: the
+/// repository's README is not in the published crate.)
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// The crate's own README (crates.io's page), compiled as a doc test too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;

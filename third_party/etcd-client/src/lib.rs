@@ -65,6 +65,12 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// etcdlock's patch: the checked-in code is the client side only (PATCHED.md).
+#[cfg(feature = "build-server")]
+compile_error!("etcdlock-etcd-client carries no server code: use etcd-client for `build-server`");
+#[cfg(any(feature = "tls-openssl", feature = "tls-openssl-vendored", feature = "tls-aws-lc"))]
+compile_error!("etcdlock-etcd-client has no openssl or aws-lc TLS: use `tls` (rustls with ring), or etcd-client");
+
 mod caller;
 mod channel;
 mod client;
