@@ -40,8 +40,8 @@ package_python() {
     local tmp
     tmp="$(mktemp -d)"
     (cd "$root/bindings-python" && "$PY" -m maturin sdist --out "$tmp")
-    # maturin puts in the workspace members that the package needs (core, ...) but not the
-    # [patch.crates-io] crate; add it, so that the sdist builds with no system protoc.
+    # maturin puts in the path dependencies the package needs (core, the patched etcd-client, ...);
+    # add whatever of third_party/etcd-client it leaves out, and LICENSE.
     "$PY" - "$tmp/etcdlock-$version.tar.gz" "$dist/etcdlock-$version.tar.gz" "$root" <<'EOF'
 import io, os, subprocess, sys, tarfile
 src, dst, root = sys.argv[1:]
