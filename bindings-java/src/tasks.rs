@@ -231,6 +231,21 @@ pub extern "system" fn Java_io_etcdlock_Native_taskFencingToken<'l>(mut env: JNI
     entry(&mut env, 0, |_| Ok(task(h)?.task.fencing_token()))
 }
 
+/// The claim's fence in its string form (a queue-kind fence on the claim's lock,
+/// `<queue>/claim/<slot>`; the first fence of a client reads the cluster's ID). NOT_HELD once the
+/// claim ended (acked, nacked) or was lost, as Python's and Node's `fence()`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_taskFence<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let t = task(h)?.task.clone();
+        if !t.is_held() {
+            return Err(Error::new(ErrorKind::NotHeld, "the task's claim ended or was lost: a fence is for a holding claim").into());
+        }
+        let fence = boundary::block(async move { t.fence().await })?;
+        Ok(env.new_string(fence.to_string())?.into_raw())
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_io_etcdlock_Native_taskIsHeld<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jboolean {
     entry(&mut env, 0, |_| Ok(task(h)?.task.is_held() as jboolean))

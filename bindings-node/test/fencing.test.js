@@ -15,24 +15,12 @@ const { Client, Fence, StaleFence, EtcdlockError, codes } = require('..');
 const fencing = require('etcdlock/fencing'); // the package's subpath export, as a user requires it
 const pgDriver = require('pg');
 const Sqlite = require('better-sqlite3');
+const { startPostgres } = require('./pg');
 
-const PG_HARNESS = path.join(REPO, 'tests', 'pg_harness.py');
 const PY_FENCE = path.join(REPO, 'bindings-python', 'python', 'etcdlock', 'fencing', '_fence.py');
 
-/** A throwaway PostgreSQL for this file: its connection settings (node-postgres' config). */
-const pgConfig = (() => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'etcdlock-node-pg-'));
-  const state = path.join(dir, 'pg.json');
-  const r = spawnSync('python3', [PG_HARNESS, 'start', '--state', state], { encoding: 'utf8', timeout: 120_000 });
-  if (r.status !== 0) throw new Error(`cannot start PostgreSQL: ${r.stderr}`);
-  process.on('exit', () => {
-    spawnSync('python3', [PG_HARNESS, 'stop', '--state', state], { timeout: 30_000 });
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  // The DSN's key=value pairs ("host=127.0.0.1 port=N user=etcdlock dbname=postgres").
-  const kv = Object.fromEntries(r.stdout.trim().split(/\s+/).map((p) => p.split('=')));
-  return { host: kv.host, port: Number(kv.port), user: kv.user, database: kv.dbname };
-})();
+/** A throwaway PostgreSQL for this file (test/pg.js). */
+const pgConfig = startPostgres();
 
 function client(t) {
   const c = new Client({ endpoints: ENDPOINTS });
@@ -302,7 +290,10 @@ test("the string form crosses languages: a Node fence read by Python's parser, a
   await lock.release();
   assert.equal(await c.checkFence(made), false);
   // What either side refuses, the other refuses too.
-  const bad = ['', 'etcdlock-fence.v1.q.zz.1.61', 'etcdlock-fence.v1.x.1.1.61', 'etcdlock-fence.v1.q.1.0.61', 'etcdlock-fence.v1.q.1.1.6', 'etcdlock-fence.v1.q.1.1.', 'etcdlock-fence.v1.q.1.01.61'];
+  const bad = ['', 'etcdlock-fence.v1.q.zz.1.61', 'etcdlock-fence.v1.x.1.1.61', 'etcdlock-fence.v1.q.1.0.61', 'etcdlock-fence.v1.q.1.1.6', 'etcdlock-fence.v1.q.1.1.', 'etcdlock-fence.v1.q.1.01.61',
+    // What a lax parser would take: a sign, '_', a space, more than 64 bits, a trailing newline.
+    'etcdlock-fence.v1.q.+1.1.61', 'etcdlock-fence.v1.q.-1.1.61', 'etcdlock-fence.v1.q.1_0.1.61', 'etcdlock-fence.v1.q. 1.1.61',
+    'etcdlock-fence.v1.q.11111111111111111.1.61', 'etcdlock-fence.v1.q.1.9223372036854775808.61', 'etcdlock-fence.v1.q.1.1.61\n'];
   for (const b of bad) assert.throws(() => Fence.parse(b), { code: 'INVALID_ARGUMENT' }, b);
   const verdicts = python(
     'for s in sys.argv[1:]:\n    try:\n        Fence.parse(s); print("parsed")\n    except ValueError:\n        print("refused")',

@@ -1,6 +1,7 @@
 """A fence: the lock's name, the acquisition's fencing token and the etcd cluster's ID, in the
 string form every etcdlock binding and the command line (ETCDLOCK_FENCE) share."""
 
+import re
 from typing import NamedTuple, Union
 
 PREFIX = "etcdlock-fence.v1."
@@ -39,10 +40,17 @@ class Fence(NamedTuple):
         parts = s[len(PREFIX):].split(".", 3)
         if len(parts) != 4 or parts[0] not in ("q", "k"):
             raise bad
-        try:
-            cluster, token, name = int(parts[1], 16), int(parts[2]), bytes.fromhex(parts[3])
-        except ValueError:
-            raise bad from None
-        if token <= 0 or not name or parts[2] != str(token):
+        # The digits only, as every binding's parser reads them (int() and bytes.fromhex() alone
+        # would also take a sign, "_", spaces, and numbers beyond 64 bits): the cluster's ID in
+        # 1 to 16 hex digits, the token in canonical decimal below 2**63, the name in hex pairs.
+        if not (_CLUSTER.fullmatch(parts[1]) and _TOKEN.fullmatch(parts[2]) and _NAME.fullmatch(parts[3])):
             raise bad
-        return cls(parts[0], name, token, cluster)
+        token = int(parts[2])
+        if token >= 2**63:
+            raise bad
+        return cls(parts[0], bytes.fromhex(parts[3]), token, int(parts[1], 16))
+
+
+_CLUSTER = re.compile(r"[0-9a-fA-F]{1,16}")
+_TOKEN = re.compile(r"[1-9][0-9]{0,18}")
+_NAME = re.compile(r"(?:[0-9a-fA-F]{2})+")

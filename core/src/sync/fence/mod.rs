@@ -65,7 +65,9 @@ impl Fence {
             Some("k") => FenceKind::Key,
             _ => return Err(bad()),
         };
-        let cluster = u64::from_str_radix(parts.next().ok_or_else(bad)?, 16).map_err(|_| bad())?;
+        // Hex digits only (from_str_radix alone would take a leading '+'), as the bindings' parsers.
+        let cluster = parts.next().filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit())).ok_or_else(bad)?;
+        let cluster = u64::from_str_radix(cluster, 16).map_err(|_| bad())?;
         // Canonical decimal only (no sign, no leading zero), as every binding writes and reads it.
         let token = parts.next().filter(|t| t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0')).ok_or_else(bad)?;
         let token: i64 = token.parse().map_err(|_| bad())?;
@@ -167,7 +169,9 @@ mod tests {
         assert_eq!(Fence::parse(&s).unwrap(), f);
         let k = Fence { kind: FenceKind::Key, ..f };
         assert_eq!(k.to_string().parse::<Fence>().unwrap(), k);
-        for bad in ["", "etcdlock-fence.v1.q.zz.1.61", "etcdlock-fence.v1.x.1.1.61", "etcdlock-fence.v1.q.1.0.61", "etcdlock-fence.v1.q.1.1.6", "etcdlock-fence.v1.q.1.1.", "etcdlock-fence.v1.q.1.01.61", "etcdlock-fence.v1.q.1.+1.61"] {
+        for bad in ["", "etcdlock-fence.v1.q.zz.1.61", "etcdlock-fence.v1.x.1.1.61", "etcdlock-fence.v1.q.1.0.61", "etcdlock-fence.v1.q.1.1.6", "etcdlock-fence.v1.q.1.1.", "etcdlock-fence.v1.q.1.01.61", "etcdlock-fence.v1.q.1.+1.61",
+            "etcdlock-fence.v1.q.+1.1.61", "etcdlock-fence.v1.q.-1.1.61", "etcdlock-fence.v1.q..1.61", "etcdlock-fence.v1.q.11111111111111111.1.61",
+            "etcdlock-fence.v1.q.1.9223372036854775808.61"] {
             assert!(Fence::parse(bad).is_err(), "{bad:?}");
         }
     }

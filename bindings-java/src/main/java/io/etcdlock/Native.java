@@ -200,6 +200,9 @@ final class Native {
 
     static native long taskFencingToken(long task);
 
+    /** The claim's fence in its string form; NOT_HELD once the claim ended or was lost. */
+    static native String taskFence(long task);
+
     static native boolean taskIsHeld(long task);
 
     static native String taskLostReason(long task);

@@ -70,6 +70,28 @@ public final class Task implements AutoCloseable {
         return fencingToken;
     }
 
+    /**
+     * This claim's {@link Fence}, as {@link LockGuard#fence()} is a lock's: a fence on the claim's
+     * lock ({@code <queue>/claim/<item's slot>}) at {@link #fencingToken()}, for a database or
+     * another service to refuse a stale delivery's write ({@code io.etcdlock.fencing.JdbcFence},
+     * {@link EtcdLockClient#checkFence}). Every later claim of the item has a larger token, so
+     * once the item was given back and claimed again, this claim's late writes are refused. Reads
+     * the etcd cluster's ID on a client's first fence.
+     *
+     * @return the fence
+     * @throws NotHeldException if the claim was acked, nacked or lost, or the task closed
+     */
+    public Fence fence() {
+        try {
+            return Fence.parse(handle.with(Native::taskFence));
+        } catch (ClosedException e) {
+            if (queue.client().isClosed()) {
+                throw e;
+            }
+            throw notHeld();
+        }
+    }
+
     /** @return the queue it was claimed from */
     public TaskQueue queue() {
         return queue;
