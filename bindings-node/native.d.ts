@@ -89,6 +89,8 @@ export declare class NativeClient {
   discover(service: Uint8Array): NativeDiscovery
   /** This client's metrics now (no I/O). */
   metrics(): Array<MetricItem>
+  /** The client's name: the `client` label of its metrics. */
+  name(): string
   /** The same in the Prometheus text format. */
   metricsText(): string
   lease(ttl: number): Promise<NativeLease>
@@ -381,6 +383,8 @@ export interface ConnectOptions {
   password?: string
   maxInFlight?: number
   tls?: ConnectTls
+  /** Resolved already (`resolveClientName`), so that it is known before the connection. */
+  name?: string
 }
 
 /** TLS settings: PEM text (the wrapper turns strings into bytes), checked by core at connect. */
@@ -621,11 +625,15 @@ export declare function setLogDebug(id: number, on: boolean): void
 export interface MetricItem {
   /** The core's name, snake case (`lock_wait_seconds`). */
   name: string
+  /** Its Prometheus family name (`etcdlock_lock_wait_seconds`) and help (`etcdlock/prometheus`). */
+  prometheus: string
+  help: string
   /** 'counter' | 'gauge' | 'labeled' | 'histogram' */
   kind: string
   /** Counters and gauges. */
   value?: number
-  /** Labelled counters: `[label value, count]` pairs. */
+  /** Labelled counters: the label's name, and `[label value, count]` pairs. */
+  label?: string
   labels?: Array<[string, number]>
   /** Histograms: how many, their sum in seconds, and `[upper bound, cumulative count]` pairs. */
   count?: number
@@ -636,4 +644,11 @@ export interface MetricItem {
 /** What a client not connected yet reports: nothing counted. */
 export declare function emptyMetrics(): Array<MetricItem>
 
-export declare function emptyMetricsText(): string
+/** The same as text, under the client's name. */
+export declare function emptyMetricsText(client: string): string
+
+/**
+ * The name a client gets (core `ClientOptions::resolve_name`): `name` checked (INVALID_ARGUMENT
+ * when empty), or the next default (`etcdlock-<n>`), known before the connection.
+ */
+export declare function resolveClientName(name?: string | undefined | null): string

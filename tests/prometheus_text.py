@@ -2,7 +2,8 @@
 """A strict reader of the Prometheus text exposition format (0.0.4), for the bindings' metrics
 tests: every line must be a HELP, a TYPE or a sample of the family its TYPE announced, names and
 labels well formed, each family once and contiguous, counters not negative, and each histogram's
-buckets in increasing order of `le`, cumulative, ending at `+Inf` equal to its `_count`.
+buckets in increasing order of `le`, cumulative, ending at `+Inf` equal to its `_count` (for
+each series of it: each set of its other labels, such as `client`).
 
 As a module: `parse(text)` returns `{sample: value}` with samples written `name` or
 `name{label="value",...}` (labels in the order given), or raises ValueError naming the line.
@@ -61,6 +62,15 @@ def family_of(name, types):
 
 
 def check_histogram(fam, samples, line):
+    """Each series of the histogram (its samples grouped by their labels other than `le`)."""
+    groups = {}
+    for n, l, v in samples:
+        groups.setdefault(tuple((k, x) for k, x in l if k != "le"), []).append((n, l, v))
+    for group in groups.values():
+        check_histogram_series(fam, group, line)
+
+
+def check_histogram_series(fam, samples, line):
     buckets = [(dict(l).get("le"), v) for n, l, v in samples if n == fam + "_bucket"]
     if not buckets or buckets[-1][0] != "+Inf":
         raise ValueError(f"histogram {fam} does not end with an le=\"+Inf\" bucket (before: {line})")
@@ -118,8 +128,10 @@ def parse(text, client=None):
                     raise ValueError(f"family {name} not contiguous: {line}")
                 current, samples = name, []
             continue
+        if not line:
+            continue  # the format ignores empty lines (prom-client writes one between families)
         if not line.strip():
-            raise ValueError("an empty line")
+            raise ValueError("a line of blanks")
         name, labels, v = sample(line)
         fam = family_of(name, types) or name
         if fam != current:

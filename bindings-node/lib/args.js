@@ -209,6 +209,10 @@ function toConnectOptions(options) {
   }
   const tls = toTls(o.tls);
   if (tls) opts.tls = tls;
+  if (o.name !== undefined) {
+    if (typeof o.name !== 'string') throw invalid(`name must be a string, got ${describe(o.name)}`);
+    opts.name = o.name;
+  }
   return opts;
 }
 

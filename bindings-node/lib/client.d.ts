@@ -132,10 +132,17 @@ export class Client {
     metrics(): Metrics;
     /**
      * The same metrics in the Prometheus text format (`etcdlock_lock_acquisitions_total`,
-     * `etcdlock_lock_wait_seconds` ...), for a `/metrics` endpoint.
+     * `etcdlock_lock_wait_seconds` ...), every series labelled `client="<name>"`, for a
+     * `/metrics` endpoint (or see `etcdlock/prometheus` for a prom-client registry).
      * @returns {string}
      */
     metricsText(): string;
+    /**
+     * The client's name: the `client` label of its metrics (`options.name`, else `etcdlock-<n>`,
+     * unique in the process).
+     * @returns {string}
+     */
+    get name(): string;
     /**
      * Grants a lease of `ttl` seconds, kept alive in the background until revoked.
      * @param {number} ttl

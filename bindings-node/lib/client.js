@@ -59,6 +59,7 @@ const DEFAULT_REGISTER_TTL = 10;
 class Client {
   /** @type {any} */ #native = null;
   /** @type {Promise<any>} */ #connecting;
+  /** @type {string} */ #name;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
   /** Held locks, live leases, claimed tasks, won once slots, pool holdings: kept reachable so garbage collection never releases them. */
@@ -68,6 +69,12 @@ class Client {
   constructor(options) {
     log.refresh(native);
     const opts = toConnectOptions(options);
+    // Now, not on connect: the name labels the metrics before the connection too.
+    try {
+      opts.name = this.#name = native.resolveClientName(opts.name);
+    } catch (e) {
+      throw fromNative(e);
+    }
     installExitHook();
     this.#connecting = native.NativeClient.connect(opts).then(
       (n) => (this.#native = n),
@@ -336,11 +343,21 @@ class Client {
 
   /**
    * The same metrics in the Prometheus text format (`etcdlock_lock_acquisitions_total`,
-   * `etcdlock_lock_wait_seconds` ...), for a `/metrics` endpoint.
+   * `etcdlock_lock_wait_seconds` ...), every series labelled `client="<name>"`, for a
+   * `/metrics` endpoint (or see `etcdlock/prometheus` for a prom-client registry).
    * @returns {string}
    */
   metricsText() {
-    return this.#native ? this.#native.metricsText() : native.emptyMetricsText();
+    return this.#native ? this.#native.metricsText() : native.emptyMetricsText(this.#name);
+  }
+
+  /**
+   * The client's name: the `client` label of its metrics (`options.name`, else `etcdlock-<n>`,
+   * unique in the process).
+   * @returns {string}
+   */
+  get name() {
+    return this.#name;
   }
 
   /**
@@ -600,6 +617,7 @@ class Client {
       return undefined;
     };
     internal.clientNative = (/** @type {Client} */ client) => client.#client();
+    internal.metricItems = (/** @type {Client} */ client) => (client.#native ? client.#native.metrics() : native.emptyMetrics());
     internal.acquireWith = (/** @type {Client} */ client, signal, start, wrap) => client.#acquire(signal, start, wrap);
   }
 }

@@ -17,6 +17,7 @@
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
  * @property {(client: Client, obj: object) => void} own set by Client: `obj` (a claimed task) is the client's to keep reachable
  * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
+ * @property {(client: Client) => any[]} metricItems set by Client: its native metric items (zeros before the connection)
  * @property {<L extends Lock>(client: Client, signal: AbortSignal | undefined, start: (c: any, token: any) => Promise<any>, wrap: (n: any) => L) => Promise<L>} acquireWith set by Client: any acquire
  * @property {(lock: Lock) => any} lockNative set by Lock: its native lock
  * @property {(lease: Lease) => any} leaseNative set by Lease: its native lease

@@ -30,6 +30,11 @@ export type ClientOptions = {
      * for `https://` endpoints (without it they trust the system's roots)
      */
     tls?: TlsOptions;
+    /**
+     * the client's name, the `client` label of its metrics (any non-empty
+     * text; default `etcdlock-<n>`, unique in the process)
+     */
+    name?: string;
 };
 /**
  * TLS settings for `https://` endpoints (giving them with `http://` endpoints is `INVALID_ARGUMENT`).

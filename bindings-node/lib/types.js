@@ -15,6 +15,8 @@
  * @property {{ user: string, password: string }} [auth] for etcd with authentication enabled
  * @property {number} [maxInFlight] requests in flight at once (default 256)
  * @property {TlsOptions} [tls] for `https://` endpoints (without it they trust the system's roots)
+ * @property {string} [name] the client's name, the `client` label of its metrics (any non-empty
+ *   text; default `etcdlock-<n>`, unique in the process)
  */
 
 /**

@@ -33,6 +33,8 @@ pub struct ConnectOptions {
     pub password: Option<String>,
     pub max_in_flight: Option<u32>,
     pub tls: Option<ConnectTls>,
+    /// Resolved already (`resolveClientName`), so that it is known before the connection.
+    pub name: Option<String>,
 }
 
 /// TLS settings: PEM text (the wrapper turns strings into bytes), checked by core at connect.
@@ -82,6 +84,7 @@ impl NativeClient {
             copts.max_in_flight = n as usize;
         }
         copts.tls = opts.tls.map(TlsOptions::from);
+        copts.name = opts.name;
         let endpoints = opts.endpoints;
         promise::spawn(env, async move { etcdlock::Client::connect(endpoints, copts).await }, |_, client| {
             Ok(NativeClient { client, closed: CancellationToken::new() })
@@ -297,6 +300,12 @@ impl NativeClient {
     #[napi]
     pub fn metrics(&self) -> Vec<crate::metrics::MetricItem> {
         crate::metrics::items(&self.client.metrics())
+    }
+
+    /// The client's name: the `client` label of its metrics.
+    #[napi]
+    pub fn name(&self) -> String {
+        self.client.name().to_string()
     }
 
     /// The same in the Prometheus text format.

@@ -9,11 +9,15 @@ use napi_derive::napi;
 pub struct MetricItem {
     /// The core's name, snake case (`lock_wait_seconds`).
     pub name: String,
+    /// Its Prometheus family name (`etcdlock_lock_wait_seconds`) and help (`etcdlock/prometheus`).
+    pub prometheus: String,
+    pub help: String,
     /// 'counter' | 'gauge' | 'labeled' | 'histogram'
     pub kind: String,
     /// Counters and gauges.
     pub value: Option<f64>,
-    /// Labelled counters: `[label value, count]` pairs.
+    /// Labelled counters: the label's name, and `[label value, count]` pairs.
+    pub label: Option<String>,
     pub labels: Option<Vec<(String, f64)>>,
     /// Histograms: how many, their sum in seconds, and `[upper bound, cumulative count]` pairs.
     pub count: Option<f64>,
@@ -25,7 +29,8 @@ pub fn items(m: &Metrics) -> Vec<MetricItem> {
     m.entries()
         .into_iter()
         .map(|e| {
-            let mut item = MetricItem { name: e.name.into(), kind: String::new(), value: None, labels: None, count: None, sum: None, buckets: None };
+            let prometheus = format!("etcdlock_{}", e.prometheus);
+            let mut item = MetricItem { name: e.name.into(), prometheus, help: e.help.into(), kind: String::new(), value: None, label: None, labels: None, count: None, sum: None, buckets: None };
             item.kind = match e.value {
                 MetricValue::Counter(n) => {
                     item.value = Some(n as f64);
@@ -35,7 +40,8 @@ pub fn items(m: &Metrics) -> Vec<MetricItem> {
                     item.value = Some(n as f64);
                     "gauge"
                 }
-                MetricValue::Labeled { values, .. } => {
+                MetricValue::Labeled { label, values } => {
+                    item.label = Some(label.into());
                     item.labels = Some(values.iter().map(|(l, n)| (l.to_string(), *n as f64)).collect());
                     "labeled"
                 }
@@ -57,7 +63,16 @@ pub fn empty_metrics() -> Vec<MetricItem> {
     items(&Metrics::default())
 }
 
+/// The same as text, under the client's name.
 #[napi]
-pub fn empty_metrics_text() -> String {
-    Metrics::default().prometheus_text()
+pub fn empty_metrics_text(client: String) -> String {
+    Metrics::before_connect(&client).prometheus_text()
+}
+
+/// The name a client gets (core `ClientOptions::resolve_name`): `name` checked (INVALID_ARGUMENT
+/// when empty), or the next default (`etcdlock-<n>`), known before the connection.
+#[napi]
+pub fn resolve_client_name(env: napi::Env, name: Option<String>) -> napi::Result<String> {
+    let mut opts = etcdlock::ClientOptions { name, ..Default::default() };
+    opts.resolve_name().map(str::to_string).map_err(|e| crate::error::to_js(&env, e))
 }

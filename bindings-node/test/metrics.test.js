@@ -17,16 +17,20 @@ const COUNTERS = {
   releaseFailures: 'etcdlock_lock_release_failures_total',
 };
 
-/** The samples of `text` as the strict reader parses them (it fails the test on bad text). */
-function parsePrometheus(text) {
-  const r = spawnSync('python3', [path.join(REPO, 'tests', 'prometheus_text.py')], { input: text, encoding: 'utf8' });
+/**
+ * The samples of `text` as the strict reader parses them (it fails the test on bad text); with
+ * `client`, every series must carry `client="<client>"` first, left out of the keys.
+ */
+function parsePrometheus(text, client) {
+  const args = [path.join(REPO, 'tests', 'prometheus_text.py'), ...(client === undefined ? [] : ['--client', client])];
+  const r = spawnSync('python3', args, { input: text, encoding: 'utf8' });
   assert.equal(r.status, 0, `the reader refused the text: ${r.stderr}\n${text}`);
   return JSON.parse(r.stdout);
 }
 
-/** The text parses and says what the object says. */
-function assertTextMatches(m, text) {
-  const s = parsePrometheus(text);
+/** The text parses, every series labelled with the client's name, and says what the object says. */
+function assertTextMatches(m, text, client) {
+  const s = parsePrometheus(text, client.name);
   for (const [key, sample] of Object.entries(COUNTERS)) assert.equal(s[sample], m[key], key);
   for (const [reason, n] of Object.entries(m.losses)) assert.equal(s[`etcdlock_lock_losses_total{reason="${reason}"}`], n);
   for (const [h, prom] of [[m.lockWaitSeconds, 'lock_wait_seconds'], [m.lockHoldSeconds, 'lock_hold_seconds']]) {
@@ -44,7 +48,7 @@ test('counts and histogram totals are exact after a known sequence', async (t) =
   const before = a.metrics(); // not connected yet: zeros, the same names
   assert.equal(before.acquisitions, 0);
   assert.equal(before.lockWaitSeconds.count, 0);
-  assertTextMatches(before, a.metricsText());
+  assertTextMatches(before, a.metricsText(), a);
 
   const name = prefix('metrics');
   for (let i = 0; i < 3; i++) await (await a.lock(name)).release();
@@ -69,11 +73,28 @@ test('counts and histogram totals are exact after a known sequence', async (t) =
   assert.deepEqual([buckets[0][0], buckets.at(-1)[0]], [0.001, 10]);
   assert.ok(buckets.every(([, n], i) => i === 0 || buckets[i - 1][1] <= n), 'cumulative');
   assert.equal(b.metrics().acquisitions, 1, 'per client');
-  assertTextMatches(m, a.metricsText());
+  assertTextMatches(m, a.metricsText(), a);
 });
 
 test('the strict reader refuses a histogram whose count is not its +Inf bucket', () => {
   const bad = '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 0.5\nh_count 3\n';
   const r = spawnSync('python3', [path.join(REPO, 'tests', 'prometheus_text.py')], { input: bad, encoding: 'utf8' });
   assert.equal(r.status, 1, r.stdout);
+});
+
+// covers: METRICS-LABEL-001
+test('each client labels its series with its name', async (t) => {
+  const [a, b] = [new Client({ endpoints: ENDPOINTS }), new Client({ endpoints: ENDPOINTS })];
+  const named = new Client({ endpoints: ENDPOINTS, name: 'billing "eu"\\1' });
+  t.after(() => Promise.all([a.close(), b.close(), named.close()]));
+  // Known at once, before the connection.
+  assert.match(a.name, /^etcdlock-\d+$/);
+  assert.match(b.name, /^etcdlock-\d+$/);
+  assert.notEqual(a.name, b.name);
+  assert.equal(named.name, 'billing "eu"\\1');
+  assert.ok(named.metricsText().includes('etcdlock_leases_alive{client="billing \\"eu\\"\\\\1"} 0\n'), named.metricsText());
+  await Promise.all([a.ready, named.ready]);
+  for (const c of [a, b, named]) assert.equal(parsePrometheus(c.metricsText(), c.name).etcdlock_lock_acquisitions_total, 0);
+  assert.throws(() => new Client({ endpoints: ENDPOINTS, name: '' }), { code: 'INVALID_ARGUMENT', message: /name/ });
+  assert.throws(() => new Client({ endpoints: ENDPOINTS, name: 7 }), { code: 'INVALID_ARGUMENT', message: /name/ });
 });

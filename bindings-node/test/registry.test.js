@@ -434,8 +434,8 @@ test('DISC-BASIC-001: leaving the loop closes the discovery and its watch (watch
 // ----------------------------------------------------------------------- metrics ---
 
 /** The samples of Prometheus text as tests/prometheus_text.py (a strict reader) parses them. */
-function parsePrometheus(text) {
-  const r = spawnSync('python3', [path.join(REPO, 'tests', 'prometheus_text.py')], { input: text, encoding: 'utf8' });
+function parsePrometheus(text, client) {
+  const r = spawnSync('python3', [path.join(REPO, 'tests', 'prometheus_text.py'), '--client', client], { input: text, encoding: 'utf8' });
   assert.equal(r.status, 0, `the reader refused the text: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -479,7 +479,7 @@ test('REG-METRICS-001: registrationsAlive, reregistrations by the reported reaso
   assert.deepEqual(m.reregistrations, { expired: 0, revoked: 0, key_deleted: 0, [reason]: 1 });
   assert.equal(m.registrationsAlive, 1, 'registered again');
   assert.equal(m.discoverySnapshots, delivered, 'every set delivered is counted once');
-  const s = parsePrometheus(c.metricsText());
+  const s = parsePrometheus(c.metricsText(), c.name);
   assert.equal(s.etcdlock_registrations_alive, 1);
   assert.equal(s[`etcdlock_reregistrations_total{reason="${reason}"}`], 1);
   assert.equal(s.etcdlock_discovery_snapshots_total, delivered);
@@ -488,7 +488,7 @@ test('REG-METRICS-001: registrationsAlive, reregistrations by the reported reaso
   d.close();
   m = c.metrics();
   assert.equal(m.registrationsAlive, 0);
-  assert.equal(parsePrometheus(c.metricsText()).etcdlock_registrations_alive, 0);
+  assert.equal(parsePrometheus(c.metricsText(), c.name).etcdlock_registrations_alive, 0);
   assert.equal(m.discoverySnapshots, delivered);
 });
 
