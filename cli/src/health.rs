@@ -67,7 +67,8 @@ pub async fn start(addr: Option<SocketAddr>) -> Result<(), Exit> {
     Ok(())
 }
 
-/// The client whose metrics `/metrics` shows (before this: every metric at zero).
+/// The client whose metrics `/metrics` shows, labelled with its name (before this: only
+/// `etcdlock_cli_active`, as there is no client yet).
 pub fn connected(client: &Client) {
     state().client = Some(client.clone());
 }
@@ -108,10 +109,7 @@ fn status_of(phase: &Phase) -> Result<(), &'static str> {
 
 fn metrics() -> String {
     let client = state().client.clone();
-    let mut text = match client {
-        Some(c) => c.metrics().prometheus_text(),
-        None => etcdlock::Metrics::default().prometheus_text(),
-    };
+    let mut text = client.map(|c| c.metrics().prometheus_text()).unwrap_or_default();
     let active = u8::from(status().is_ok());
     text += "# HELP etcdlock_cli_active 1 while this etcdlock holds its lock or leads (as /healthz answers 200).\n";
     text += &format!("# TYPE etcdlock_cli_active gauge\netcdlock_cli_active {active}\n");
@@ -225,7 +223,7 @@ mod tests {
         assert_eq!(first_line(&r), "HTTP/1.1 503 Service Unavailable");
         assert!(String::from_utf8_lossy(&r).ends_with("\r\n\r\nwaiting\n"));
         let m = String::from_utf8_lossy(&respond("GET /metrics?x=1 HTTP/1.0\r\n\r\n")).into_owned();
-        assert!(m.starts_with("HTTP/1.1 200 OK") && m.contains("etcdlock_lock_acquisitions_total 0") && m.contains("etcdlock_cli_active 0"), "{m}");
+        assert!(m.starts_with("HTTP/1.1 200 OK") && !m.contains("etcdlock_lock_acquisitions_total") && m.contains("etcdlock_cli_active 0"), "{m}");
         let head = String::from_utf8_lossy(&respond("HEAD /healthz HTTP/1.1\r\n\r\n")).into_owned();
         assert!(head.ends_with("\r\n\r\n") && head.contains("Content-Length: 8\r\n"), "{head}");
         assert_eq!(first_line(&respond("POST /healthz HTTP/1.1\r\n\r\n")), "HTTP/1.1 405 Method Not Allowed");

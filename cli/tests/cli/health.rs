@@ -130,6 +130,7 @@ fn healthz_follows_the_leadership_as_a_second_candidate_takes_over() {
 }
 
 // covers: CLI-HEALTH-002
+// covers: METRICS-LABEL-001 (the client's series under its name in /metrics)
 #[test]
 fn healthz_of_run_is_503_while_waiting_200_while_holding_503_after_a_loss_or_the_end() {
     let (name, dir) = (name("health-run"), Dir::new("health-run"));
@@ -142,13 +143,13 @@ fn healthz_of_run_is_503_while_waiting_200_while_holding_503_after_a_loss_or_the
     assert!(eventually(LIMIT, || keys_under(&format!("{name}/")).len() == 2), "never queued");
     assert_eq!(healthz(&addr), Some((503, "waiting".into())));
     let metrics = get(&addr, "/metrics").unwrap().1;
-    assert!(metrics.contains("\netcdlock_cli_active 0\n") && metrics.contains("etcdlock_lock_acquisitions_total 0\n"), "{metrics}");
+    assert!(metrics.contains("\netcdlock_cli_active 0\n") && metrics.contains("etcdlock_lock_acquisitions_total{client=\"etcdlock-1\"} 0\n"), "{metrics}");
     std::fs::write(dir.file("go"), "").unwrap();
     assert_eq!(code(&wait_output(holder, LIMIT)), 0);
     assert!(until(&addr, 200, LIMIT), "never held: {:?}", healthz(&addr));
     assert_eq!(healthz(&addr), Some((200, "ok".into())));
     let metrics = get(&addr, "/metrics").unwrap().1;
-    assert!(metrics.contains("\netcdlock_cli_active 1\n") && metrics.contains("etcdlock_lock_acquisitions_total 1\n"), "{metrics}");
+    assert!(metrics.contains("\netcdlock_cli_active 1\n") && metrics.contains("etcdlock_lock_acquisitions_total{client=\"etcdlock-1\"} 1\n"), "{metrics}");
     proxy.set(proxy::Mode::Blackhole);
     let seen = poll_until_not_ok(&addr);
     let lost_at = logged(&log, "lost");
