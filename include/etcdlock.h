@@ -604,6 +604,11 @@ typedef struct etcdlock_client_options {
    * endpoints given by IP whose certificates name a DNS name), or NULL.
    */
   const char *server_name;
+  /**
+   * The client's name: the `client` label of every series of its metrics (UTF-8, not
+   * empty), or NULL for `etcdlock-<n>`, unique in the process.
+   */
+  const char *name;
 } etcdlock_client_options;
 
 /**
@@ -1851,7 +1856,8 @@ int etcdlock_set_log_callback(int level, etcdlock_log_cb cb, void *user_data);
  * busy tries, failures, releases, failed releases, losses by reason, the wait and hold
  * histograms in seconds (`etcdlock_lock_acquisitions_total`, `etcdlock_lock_wait_seconds`...),
  * and the connection's requests in flight, retries, stream reopens, member switches, leases
- * alive, watches open and keepalive round trips. Reads counters in memory, sends nothing,
+ * alive, watches open and keepalive round trips; every series labelled `client="<name>"`
+ * (`opts->name`, or `etcdlock-<n>`). Reads counters in memory, sends nothing,
  * never blocks, works on any thread and on a closed client too.
  *
  *     char *text = NULL;

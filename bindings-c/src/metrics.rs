@@ -10,7 +10,8 @@ use std::os::raw::{c_char, c_int};
 /// busy tries, failures, releases, failed releases, losses by reason, the wait and hold
 /// histograms in seconds (`etcdlock_lock_acquisitions_total`, `etcdlock_lock_wait_seconds`...),
 /// and the connection's requests in flight, retries, stream reopens, member switches, leases
-/// alive, watches open and keepalive round trips. Reads counters in memory, sends nothing,
+/// alive, watches open and keepalive round trips; every series labelled `client="<name>"`
+/// (`opts->name`, or `etcdlock-<n>`). Reads counters in memory, sends nothing,
 /// never blocks, works on any thread and on a closed client too.
 ///
 ///     char *text = NULL;
@@ -23,7 +24,7 @@ pub unsafe extern "C" fn etcdlock_client_metrics_text(client: *const etcdlock_cl
     ffi::status(|| {
         let c = unsafe { ffi::arg(client, "client") }?;
         let out = ffi::out(out, "out")?;
-        // The text is ASCII from the core's fixed names and numbers: it holds no NUL.
+        // The core's fixed names and numbers, and the client's name (from a C string: no NUL).
         let text = CString::new(c.client.metrics().prometheus_text()).map_err(|_| ffi::invalid("metrics text holds a NUL"))?;
         // SAFETY: checked non-NULL.
         unsafe { *out = text.into_raw() };

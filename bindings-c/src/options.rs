@@ -60,6 +60,9 @@ pub struct etcdlock_client_options {
     /// The name to check in the members' certificates instead of each endpoint's host (for
     /// endpoints given by IP whose certificates name a DNS name), or NULL.
     pub server_name: *const c_char,
+    /// The client's name: the `client` label of every series of its metrics (UTF-8, not
+    /// empty), or NULL for `etcdlock-<n>`, unique in the process.
+    pub name: *const c_char,
 }
 
 /// The size of the first version of the struct (up to `password`): the smallest accepted.
@@ -68,7 +71,7 @@ const FIRST_SIZE: usize = offset_of!(etcdlock_client_options, ca_file);
 const MAX_SIZE: usize = 4096;
 /// Every version ends without padding, so that a field appended later never lands in bytes an
 /// older caller left uninitialised.
-const _: () = assert!(size_of::<etcdlock_client_options>() == offset_of!(etcdlock_client_options, server_name) + size_of::<*const c_char>());
+const _: () = assert!(size_of::<etcdlock_client_options>() == offset_of!(etcdlock_client_options, name) + size_of::<*const c_char>());
 const _: () = assert!(FIRST_SIZE % align_of::<etcdlock_client_options>() == 0);
 
 /// Checks a caller's `struct_size`.
@@ -207,6 +210,9 @@ pub(crate) unsafe fn convert(opts: *const etcdlock_client_options) -> FfiResult<
     };
     if tls != TlsOptions::default() {
         o.tls = Some(tls);
+    }
+    if !c.name.is_null() {
+        o.name = Some(unsafe { ffi::utf8(c.name, "opts->name") }?.to_string());
     }
     Ok(o)
 }

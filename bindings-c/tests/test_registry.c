@@ -521,10 +521,19 @@ static double metric(etcdlock_client *c, const char *name) {
     char *text = NULL;
     CHECK_RC(etcdlock_client_metrics_text(c, &text), ETCDLOCK_OK);
     double v = -1;
-    size_t len = strlen(name);
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        if (strncmp(l, name, len) == 0 && l[len] == ' ') {
-            v = atof(l + len + 1);
+        /* The sample without its client="..." label (the first; these names hold no quote). */
+        char line[512], *label;
+        snprintf(line, sizeof line, "%.*s", (int)(strchr(l, '\n') ? strchr(l, '\n') - l : (long)strlen(l)), l);
+        if ((label = strstr(line, "{client=\"")) != NULL) {
+            char *end = strchr(label + 9, '"');
+            if (!end) continue;
+            if (end[1] == ',') memmove(label + 1, end + 2, strlen(end + 2) + 1);
+            else memmove(label, end + 2, strlen(end + 2) + 1);
+        }
+        size_t len = strlen(name);
+        if (strncmp(line, name, len) == 0 && line[len] == ' ') {
+            v = atof(line + len + 1);
             break;
         }
     }

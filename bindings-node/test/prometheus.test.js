@@ -88,7 +88,7 @@ test('the global registry, beside the application metrics and a name it already 
 });
 
 test('etcdlock loads without prom-client', () => {
-  const code = "require('etcdlock'); const c = new (require('etcdlock').Client)({ endpoints: ['127.0.0.1:1'] }); c.metricsText(); if (Object.keys(require.cache).some((k) => k.includes('prom-client'))) process.exit(3); c.close().then(() => process.exit(0));";
+  const code = "require('etcdlock'); const c = new (require('etcdlock').Client)({ endpoints: ['127.0.0.1:1'], timeout: 100 }); c.metricsText(); if (Object.keys(require.cache).some((k) => k.includes('prom-client'))) process.exit(3); c.close().then(() => process.exit(0));";
   const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 60000 });
   assert.equal(r.status, 0, r.stderr);
 });
