@@ -72,6 +72,7 @@ pub extern "system" fn Java_io_etcdlock_Native_clientConnect<'l>(
     cert_pem: JString<'l>,
     key_pem: JString<'l>,
     server_name: JString<'l>,
+    name: JString<'l>,
 ) -> jlong {
     entry(&mut env, 0, |env| {
         let n = env.get_array_length(&endpoints)?;
@@ -81,7 +82,8 @@ pub extern "system" fn Java_io_etcdlock_Native_clientConnect<'l>(
             eps.push(boundary::string(env, &s, "endpoint")?);
             env.delete_local_ref(s)?;
         }
-        let opts = options(env, connect_ms, request_ms, Credentials { user, password, files: [ca, cert, key], pems: [ca_pem, cert_pem, key_pem], server_name })?;
+        let mut opts = options(env, connect_ms, request_ms, Credentials { user, password, files: [ca, cert, key], pems: [ca_pem, cert_pem, key_pem], server_name })?;
+        opts.name = boundary::opt_string(env, &name)?;
         let client = boundary::block(async move { Client::connect(eps, opts).await })?;
         Ok(boundary::into_handle(ClientHandle { client }))
     })
@@ -128,6 +130,15 @@ pub extern "system" fn Java_io_etcdlock_Native_clientMetricsText<'l>(mut env: JN
     entry(&mut env, std::ptr::null_mut(), |env| {
         let text = boundary::handle::<ClientHandle>(h, "client")?.client.metrics().prometheus_text();
         Ok(env.new_string(text)?.into_raw())
+    })
+}
+
+/// The client's name: the `client` label of its metrics.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_clientName<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jstring {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let name = boundary::handle::<ClientHandle>(h, "client")?.client.name().to_string();
+        Ok(env.new_string(name)?.into_raw())
     })
 }
 

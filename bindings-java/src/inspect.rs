@@ -72,8 +72,24 @@ pub extern "system" fn Java_io_etcdlock_Native_clientMetrics<'l>(mut env: JNIEnv
             return Err(boundary::invalid("sink must not be null"));
         }
         for e in metrics.entries() {
-            env.with_local_frame(8, |env| -> JResult<()> {
+            env.with_local_frame(12, |env| -> JResult<()> {
                 let name = env.new_string(e.name)?;
+                // The family as Prometheus names it (MetricFamily, for the Micrometer binder).
+                let (kind, label) = match e.value {
+                    MetricValue::Counter(_) => ("counter", None),
+                    MetricValue::Gauge(_) => ("gauge", None),
+                    MetricValue::Labeled { label, .. } => ("counter", Some(label)),
+                    MetricValue::Histogram(_) => ("histogram", None),
+                };
+                let prometheus = env.new_string(format!("etcdlock_{}", e.prometheus))?;
+                let help = env.new_string(e.help)?;
+                let kind = env.new_string(kind)?;
+                let label = match label {
+                    Some(l) => env.new_string(l)?.into(),
+                    None => JObject::null(),
+                };
+                let args = [JValue::Object(&name), JValue::Object(&prometheus), JValue::Object(&help), JValue::Object(&kind), JValue::Object(&label)];
+                env.call_method(&sink, "describe", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V", &args)?;
                 match e.value {
                     MetricValue::Counter(n) => {
                         env.call_method(&sink, "counter", "(Ljava/lang/String;J)V", &[JValue::Object(&name), JValue::Long(n as i64)])?;

@@ -29,6 +29,7 @@ public final class ClientOptions {
     final String certPem;
     final String keyPem;
     final String serverName;
+    final String name;
 
     private ClientOptions(Builder b) {
         this.endpoints = b.endpoints.toArray(new String[0]);
@@ -43,6 +44,7 @@ public final class ClientOptions {
         this.certPem = b.certPem;
         this.keyPem = b.keyPem;
         this.serverName = b.serverName;
+        this.name = b.name;
     }
 
     /** @return a builder with the defaults: 5 s timeouts, no credentials, no TLS */
@@ -61,7 +63,7 @@ public final class ClientOptions {
                     + (certPem != null ? "given" : "none") + ")";
         }
         return "ClientOptions" + List.of(endpoints) + (user != null ? " user=" + user : "") + tls
-                + (serverName != null ? " serverName=" + serverName : "");
+                + (serverName != null ? " serverName=" + serverName : "") + (name != null ? " name=" + name : "");
     }
 
     /** Builds {@link ClientOptions}. Not thread-safe. */
@@ -78,6 +80,7 @@ public final class ClientOptions {
         private String certPem;
         private String keyPem;
         private String serverName;
+        private String name;
 
         private Builder() {}
 
@@ -201,6 +204,24 @@ public final class ClientOptions {
                 throw new IllegalArgumentException("serverName must not be empty");
             }
             this.serverName = serverName;
+            return this;
+        }
+
+        /**
+         * The client's name: the {@code client} tag (label) of its metrics, so that two clients
+         * in one process, or one registry, never share a series. Without it the client is named
+         * {@code etcdlock-<n>}, unique in the process ({@link EtcdLockClient#name()}).
+         *
+         * @param name any non-empty text
+         * @return this builder
+         * @throws IllegalArgumentException if empty
+         */
+        public Builder name(String name) {
+            Objects.requireNonNull(name, "name");
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("the client name must not be empty");
+            }
+            this.name = name;
             return this;
         }
 

@@ -46,7 +46,7 @@ public final class EtcdLockClient implements AutoCloseable {
         Logging.refresh();
         long p = Native.clientConnect(options.endpoints, millis(options.connectTimeout), millis(options.requestTimeout),
                 options.user, options.password, path(options.caFile), path(options.certFile), path(options.keyFile),
-                options.caPem, options.certPem, options.keyPem, options.serverName);
+                options.caPem, options.certPem, options.keyPem, options.serverName, options.name);
         return new EtcdLockClient(new NativeHandle(p, Native::clientFree, "client"));
     }
 
@@ -408,6 +408,31 @@ public final class EtcdLockClient implements AutoCloseable {
      */
     public String metricsText() {
         return handle.with(Native::clientMetricsText);
+    }
+
+    /**
+     * The client's name: the {@code client} label of every series of {@link #metricsText()} and
+     * tag of {@link io.etcdlock.micrometer.EtcdLockMetrics}' meters ({@link
+     * ClientOptions.Builder#name}, else {@code etcdlock-<n>}, unique in the process).
+     *
+     * @return the name
+     */
+    public String name() {
+        return handle.with(Native::clientName);
+    }
+
+    /**
+     * The client's metrics as Prometheus families, in the core's order: each with its name,
+     * help and type as {@link #metricsText()} has them, and its values now. For adapters to
+     * other registries ({@link io.etcdlock.micrometer.EtcdLockMetrics}). Reads memory, sends
+     * nothing.
+     *
+     * @return the families
+     */
+    public List<MetricFamily> metricFamilies() {
+        MetricsCollector collector = new MetricsCollector();
+        handle.run(c -> Native.clientMetrics(c, collector));
+        return collector.families();
     }
 
     /**

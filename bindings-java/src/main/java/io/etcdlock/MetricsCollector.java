@@ -15,6 +15,12 @@ final class MetricsCollector {
     private final Map<String, Long> numbers = new HashMap<>();
     private final Map<String, Map<String, Long>> labeled = new HashMap<>();
     private final Map<String, HistogramSnapshot> histograms = new HashMap<>();
+    /** Each entry's Prometheus name, help, type and label name, in the core's order. */
+    private final Map<String, String[]> described = new LinkedHashMap<>();
+
+    void describe(String name, String prometheus, String help, String type, String label) {
+        described.put(name, new String[] {prometheus, help, type, label});
+    }
 
     void counter(String name, long n) {
         numbers.put(name, n);
@@ -34,6 +40,19 @@ final class MetricsCollector {
             buckets.add(new HistogramSnapshot.Bucket(bounds[i], counts[i]));
         }
         histograms.put(name, new HistogramSnapshot(count, sum, buckets));
+    }
+
+    /** The entries as Prometheus families, in the core's order. */
+    List<MetricFamily> families() {
+        List<MetricFamily> out = new ArrayList<>(described.size());
+        for (Map.Entry<String, String[]> e : described.entrySet()) {
+            String name = e.getKey();
+            String[] d = e.getValue();
+            Map<String, Long> values = labeled.containsKey(name) ? java.util.Collections.unmodifiableMap(labeled.get(name))
+                    : numbers.containsKey(name) ? Map.of("", numbers.get(name)) : Map.of();
+            out.add(new MetricFamily(d[0], d[1], d[2], d[3], values, histograms.get(name)));
+        }
+        return java.util.Collections.unmodifiableList(out);
     }
 
     Metrics build() {

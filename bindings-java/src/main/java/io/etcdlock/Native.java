@@ -16,7 +16,11 @@ final class Native {
 
     /** Each PEM as a file path or as PEM text (at most one of the two set); all nullable. */
     static native long clientConnect(String[] endpoints, long connectMs, long requestMs, String user, String password,
-            String caFile, String certFile, String keyFile, String caPem, String certPem, String keyPem, String serverName);
+            String caFile, String certFile, String keyFile, String caPem, String certPem, String keyPem, String serverName,
+            String name);
+
+    /** The client's name (the {@code client} label of its metrics). */
+    static native String clientName(long client);
 
     static native void clientClose(long client);
 

@@ -152,9 +152,9 @@ class LockCancelTest {
             assertFalse(Thread.currentThread().isInterrupted());
             Thread.currentThread().interrupt();
             assertThrows(InterruptedException.class, lock::lockInterruptibly);
-            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText()).get("etcdlock_lock_acquisitions_total"));
+            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText(), client.name()).get("etcdlock_lock_acquisitions_total"));
             // A cancelled acquire would count as a failure: none was started.
-            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText()).get("etcdlock_lock_acquire_failures_total"),
+            assertEquals(0.0, RuntimeTest.prometheus(client.metricsText(), client.name()).get("etcdlock_lock_acquire_failures_total"),
                     "an acquire was started");
             assertEquals(List.of(), Etcd.keysUnder(name + "/"));
         }

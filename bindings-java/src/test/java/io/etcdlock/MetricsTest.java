@@ -1,6 +1,7 @@
 package io.etcdlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -54,7 +55,7 @@ class MetricsTest {
 
             // Field for field what the strict reader finds in the text (read at nearly the same
             // moment: the counters cannot move, nothing runs on this client now).
-            Map<String, Double> s = RuntimeTest.prometheus(text);
+            Map<String, Double> s = RuntimeTest.prometheus(text, client.name());
             assertEquals(s.get("etcdlock_lock_acquisitions_total"), (double) m.acquisitions());
             assertEquals(s.get("etcdlock_lock_timeouts_total"), (double) m.lockTimeouts());
             assertEquals(s.get("etcdlock_lock_releases_total"), (double) m.releases());
@@ -84,6 +85,24 @@ class MetricsTest {
             assertEquals(1, o.releases());
             assertEquals(0, o.lockTimeouts());
         }
+    }
+
+    // covers: METRICS-LABEL-001
+    @Test
+    void eachClientLabelsItsSeriesWithItsName() throws Exception {
+        ClientOptions named = ClientOptions.builder().endpoints(Etcd.endpoints().split(",")).name("billing \"eu\"\\1").build();
+        try (EtcdLockClient a = Etcd.client(); EtcdLockClient b = Etcd.client(); EtcdLockClient n = EtcdLockClient.connect(named)) {
+            assertTrue(a.name().matches("etcdlock-\\d+") && b.name().matches("etcdlock-\\d+"), a.name() + " " + b.name());
+            assertNotEquals(a.name(), b.name());
+            assertEquals("billing \"eu\"\\1", n.name());
+            for (EtcdLockClient c : List.of(a, b, n)) {
+                assertEquals(0.0, RuntimeTest.prometheus(c.metricsText(), c.name()).get("etcdlock_lock_acquisitions_total"));
+            }
+            assertTrue(n.metricsText().contains("etcdlock_leases_alive{client=\"billing \\\"eu\\\"\\\\1\"} 0\n"), n.metricsText());
+            assertEquals("etcdlock_lock_acquisitions_total", n.metricFamilies().get(0).name());
+        }
+        assertThrows(IllegalArgumentException.class, () -> ClientOptions.builder().name(""));
+        assertThrows(NullPointerException.class, () -> ClientOptions.builder().name(null));
     }
 
     // covers: CONN-CLOSED-001 (metrics() after close)

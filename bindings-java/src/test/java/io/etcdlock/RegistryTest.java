@@ -136,10 +136,10 @@ class RegistryTest {
             m = client.metrics();
             assertEquals(1L, m.reregistrations().get(reason), m.reregistrations() + " after " + reason);
             assertEquals(1L, m.registrationsAlive());
-            assertTrue(client.metricsText().contains("etcdlock_reregistrations_total{reason=\"" + reason + "\"} 1\n"), client.metricsText());
+            assertTrue(client.metricsText().contains("etcdlock_reregistrations_total{client=\"" + client.name() + "\",reason=\"" + reason + "\"} 1\n"), client.metricsText());
             reg.close();
             assertEquals(0L, client.metrics().registrationsAlive());
-            assertTrue(client.metricsText().contains("etcdlock_registrations_alive 0\n"));
+            assertTrue(client.metricsText().contains("etcdlock_registrations_alive{client=\"" + client.name() + "\"} 0\n"));
         }
     }
 }

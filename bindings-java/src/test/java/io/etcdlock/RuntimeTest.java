@@ -75,8 +75,9 @@ class RuntimeTest {
     }
 
     /** The samples of a Prometheus text as the strict reader (tests/prometheus_text.py) reads it. */
-    static Map<String, Double> prometheus(String text) throws Exception {
-        Process p = new ProcessBuilder("python3", "../tests/prometheus_text.py", "--lines").start();
+    /** The samples of a client's text, each series labelled {@code client="<client>"} first (left out of the keys). */
+    static Map<String, Double> prometheus(String text, String client) throws Exception {
+        Process p = new ProcessBuilder("python3", "../tests/prometheus_text.py", "--lines", "--client", client).start();
         try (var in = p.getOutputStream()) {
             in.write(text.getBytes(StandardCharsets.UTF_8));
         }
@@ -100,7 +101,7 @@ class RuntimeTest {
         String name = Etcd.uniqueName("metrics");
         LockOptions ttl = LockOptions.ttl(Duration.ofSeconds(10));
         try (EtcdLockClient client = Etcd.client(); EtcdLockClient other = Etcd.client()) {
-            assertEquals(0.0, prometheus(client.metricsText()).get("etcdlock_lock_acquisitions_total"));
+            assertEquals(0.0, prometheus(client.metricsText(), client.name()).get("etcdlock_lock_acquisitions_total"));
             for (int i = 0; i < 3; i++) {
                 client.lock(name, ttl).acquire(Duration.ofSeconds(5)).close();
             }
@@ -112,7 +113,7 @@ class RuntimeTest {
             Etcd.etcdctl("del", lost.key());
             assertTrue(Etcd.eventually(Duration.ofSeconds(5), () -> !lost.isHeld()));
             assertThrows(NotHeldException.class, lost::release);
-            Map<String, Double> s = prometheus(client.metricsText());
+            Map<String, Double> s = prometheus(client.metricsText(), client.name());
             Map<String, Double> expected = new TreeMap<>(Map.of(
                     "etcdlock_lock_acquisitions_total", 4.0,
                     "etcdlock_lock_timeouts_total", 1.0,
@@ -126,7 +127,7 @@ class RuntimeTest {
             expected.keySet().forEach(k -> actual.put(k, s.get(k)));
             assertEquals(expected, actual);
             // The other client's hold is its own.
-            assertEquals(1.0, prometheus(other.metricsText()).get("etcdlock_lock_acquisitions_total"));
+            assertEquals(1.0, prometheus(other.metricsText(), other.name()).get("etcdlock_lock_acquisitions_total"));
         }
     }
 }
