@@ -7,9 +7,11 @@
 //! leaves off (`required-features` in core/Cargo.toml; scripts/test.sh builds and runs it with
 //! `cargo test --release -p etcdlock --features postgres --test fencing_postgres`). Without
 //! PostgreSQL's binaries it fails, saying how to install them; it is never skipped.
+//! FENCE-CONCURRENT-001 is in concurrent.rs.
 
 #[path = "../common/mod.rs"]
 mod common;
+mod concurrent;
 
 use common::*;
 use etcdlock::fencing::{postgres, Fence};
@@ -59,6 +61,8 @@ fn dsn() -> &'static str {
                 let db = connect(&setup).await;
                 postgres::install(&db).await.unwrap();
                 db.batch_execute("CREATE TABLE ledger (resource TEXT, writer TEXT, token BIGINT)").await.unwrap();
+                // FENCE-CONCURRENT-001's (concurrent.rs): seq numbers the rows in commit order.
+                db.batch_execute("CREATE TABLE busy (seq BIGSERIAL PRIMARY KEY, resource TEXT, writer TEXT, token BIGINT)").await.unwrap();
             })
         })
         .join()
