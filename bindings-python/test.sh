@@ -12,6 +12,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 "$PY" -c 'import grpc, grpc_health' 2>/dev/null || "$PY" -m pip install --quiet 'grpcio>=1.60' 'grpcio-health-checking>=1.60'
 # etcdlock.fencing.postgres's tests write through a throwaway PostgreSQL (FENCE-*).
 "$PY" -c 'import psycopg' 2>/dev/null || "$PY" -m pip install --quiet 'psycopg[binary]>=3.1,<4'
+# etcdlock.prometheus is tested in a real prometheus_client registry (METRICS-REGISTRY-001).
+"$PY" -c 'import prometheus_client' 2>/dev/null || "$PY" -m pip install --quiet 'prometheus_client>=0.17'
 
 echo "== Python: build and install the etcdlock package (maturin, release profile)"
 # No build isolation: use the maturin just checked. The crate is a workspace member, so

@@ -60,6 +60,11 @@ impl ClientInner {
         Ok(c)
     }
 
+    /// The client's name (resolved when the handle was made, kept by the connection).
+    pub fn name(&self) -> &str {
+        self.opts.name.as_deref().unwrap_or_default()
+    }
+
     /// The core client if already connected.
     pub fn connected(&self) -> Option<&Client> {
         self.client.get()
@@ -89,7 +94,7 @@ impl NativeClient {
 
     /// Zeros before the (lazy) connection: nothing was counted yet.
     fn snapshot(&self) -> etcdlock::Metrics {
-        self.inner.connected().map(Client::metrics).unwrap_or_default()
+        self.inner.connected().map(Client::metrics).unwrap_or_else(|| etcdlock::Metrics::before_connect(self.inner.name()))
     }
 }
 
@@ -100,7 +105,7 @@ impl NativeClient {
     /// on the TLS options (files read by the core on connect); none leaves `tls` unset, so
     /// `https://` endpoints use the system's roots.
     #[new]
-    #[pyo3(signature = (endpoints, timeout, user=None, password=None, ca_file=None, cert_file=None, key_file=None, server_name=None))]
+    #[pyo3(signature = (endpoints, timeout, user=None, password=None, ca_file=None, cert_file=None, key_file=None, server_name=None, name=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         endpoints: Vec<String>,
@@ -111,6 +116,7 @@ impl NativeClient {
         cert_file: Option<PathBuf>,
         key_file: Option<PathBuf>,
         server_name: Option<String>,
+        name: Option<String>,
     ) -> PyResult<Self> {
         let timeout = Duration::try_from_secs_f64(timeout)
             .map_err(|_| pyo3::exceptions::PyValueError::new_err("timeout must be a positive number of seconds"))?;
@@ -124,13 +130,17 @@ impl NativeClient {
         } else {
             None
         };
-        let opts = ClientOptions {
+        let mut opts = ClientOptions {
             connect_timeout: timeout,
             request_timeout: timeout,
             user: user.zip(password),
             tls,
+            name,
             ..ClientOptions::default()
         };
+        // Now, not on connect: the name shows in metrics before the (lazy) connection, and a
+        // bad one (empty) is a ValueError from the constructor.
+        opts.resolve_name().py()?;
         let pid = runtime::current_pid();
         Ok(NativeClient { inner: Arc::new(ClientInner { endpoints, opts, client: OnceCell::new(), closed: AtomicBool::new(false), closing: CancellationToken::new(), pid, pool_holdings: Default::default() }) })
     }
@@ -366,6 +376,16 @@ impl NativeClient {
     /// `{"count": int, "sum": float, "buckets": [(upper bound, cumulative count), ...]}`.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         crate::metrics::to_dict(py, &self.snapshot())
+    }
+
+    /// The snapshot as Prometheus families (`etcdlock.prometheus`; see `metrics::families`).
+    fn metric_families<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        crate::metrics::families(py, &self.snapshot())
+    }
+
+    /// The client's name: the `client` label of its metrics.
+    fn name(&self) -> String {
+        self.inner.name().to_string()
     }
 
     /// The same in the Prometheus text format.

@@ -19,9 +19,10 @@ COUNTERS = {
 REASONS = ["expired", "revoked", "key_deleted", "closed"]
 
 
-def assert_text_matches(m, text):
-    """The text parses strictly and says what the dict says."""
-    samples = prometheus_text.parse(text)
+def assert_text_matches(m, text, client):
+    """The text parses strictly, every series labelled with the client's name, and says what
+    the dict says."""
+    samples = prometheus_text.parse(text, client=client.name)
     for key, sample in COUNTERS.items():
         assert samples[sample] == m[key], key
     for reason in REASONS:
@@ -63,7 +64,7 @@ def test_counts_and_histograms_are_exact_after_a_known_sequence(etcd, prefix):
         assert [le for le, _ in buckets][:2] == [0.001, 0.0025] and buckets[-1][0] == 10.0
         assert all(x[1] <= y[1] for x, y in zip(buckets, buckets[1:])), "cumulative"
         assert b.metrics()["acquisitions"] == 1, "per client"
-        assert_text_matches(m, a.metrics_text())
+        assert_text_matches(m, a.metrics_text(), a)
 
 
 # covers: OBS-METRICS-001
@@ -74,13 +75,13 @@ def test_async_client_metrics_without_awaiting(etcd, prefix):
         async with etcdlock.AsyncClient(etcd.endpoints) as client:
             before = client.metrics()  # not connected yet: zeros, same names
             assert before["acquisitions"] == 0 and before["lock_wait_seconds"]["count"] == 0
-            assert_text_matches(before, client.metrics_text())
+            assert_text_matches(before, client.metrics_text(), client)
             for _ in range(2):
                 async with client.lock(name, ttl=10):
                     pass
             m = client.metrics()
             assert (m["acquisitions"], m["releases"], m["lock_hold_seconds"]["count"]) == (2, 2, 2)
-            assert_text_matches(m, client.metrics_text())
+            assert_text_matches(m, client.metrics_text(), client)
 
     asyncio.run(main())
 
@@ -100,3 +101,20 @@ def test_the_text_reader_is_strict():
     ]:
         with pytest.raises(ValueError):
             prometheus_text.parse(bad)
+
+
+# covers: METRICS-LABEL-001
+def test_each_client_labels_its_series_with_its_name(etcd):
+    with etcdlock.Client(etcd.endpoints) as a, etcdlock.Client(etcd.endpoints, name='billing "eu"\\1') as named:
+        b = etcdlock.AsyncClient(etcd.endpoints)  # never connected: its name is known already
+        assert a.name.startswith("etcdlock-") and b.name.startswith("etcdlock-") and a.name != b.name
+        assert named.name == 'billing "eu"\\1'
+        for c in (a, b, named):
+            assert prometheus_text.parse(c.metrics_text(), client=c.name)["etcdlock_lock_acquisitions_total"] == 0
+        assert 'etcdlock_leases_alive{client="billing \\"eu\\"\\\\1"} 0\n' in named.metrics_text()
+    with pytest.raises(ValueError, match="name"):
+        etcdlock.Client(etcd.endpoints, name="")
+    with pytest.raises(ValueError, match="name"):
+        etcdlock.AsyncClient(etcd.endpoints, name="")
+    with pytest.raises(TypeError, match="name"):
+        etcdlock.AsyncClient(etcd.endpoints, name=b"x")

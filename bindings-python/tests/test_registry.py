@@ -224,7 +224,7 @@ def test_registrations_and_discoveries_are_counted(etcd, prefix):
         reg.close()
         d.close()
         assert client.metrics()["registrations_alive"] == 0
-        assert "etcdlock_registrations_alive 0\n" in client.metrics_text()
+        assert f'etcdlock_registrations_alive{{client="{client.name}"}} 0\n' in client.metrics_text()
 
 
 REGISTRANT = """

@@ -78,8 +78,9 @@ class AsyncClient:
         cert_file: Optional[PathArg] = None,
         key_file: Optional[PathArg] = None,
         server_name: Optional[str] = None,
+        name: Optional[str] = None,
     ) -> None:
-        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name)
+        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name, name)
 
     async def connect(self) -> "AsyncClient":
         """Connects now (otherwise the first call does); raises ``Unavailable`` on failure."""
@@ -236,6 +237,12 @@ class AsyncClient:
         """This client's metrics (see ``Client.metrics``). Not awaitable: it reads counters in
         memory and sends nothing."""
         return self._n.metrics()
+
+    @property
+    def name(self) -> str:
+        """The client's name: the ``client`` label of its metrics (``name=`` given to the
+        constructor, else ``etcdlock-<n>``, unique in the process)."""
+        return self._n.name()
 
     def metrics_text(self) -> str:
         """The same metrics in the Prometheus text format (see ``Client.metrics_text``)."""

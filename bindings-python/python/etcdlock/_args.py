@@ -104,6 +104,12 @@ def server_name(value: object) -> Optional[str]:
     return value
 
 
+def client_name(value: object) -> Optional[str]:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"name must be a str or None, not {type(value).__name__}")
+    return value
+
+
 def start_revision(value: object) -> Optional[int]:
     return None if value is None else _int64(value, "start_revision", "an int or None")
 

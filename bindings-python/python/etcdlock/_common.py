@@ -49,6 +49,7 @@ def native_client(
     cert_file: Optional[PathArg] = None,
     key_file: Optional[PathArg] = None,
     server_name: Optional[str] = None,
+    client_name: Optional[str] = None,
 ) -> "_native.Client":
     """The native client for the checked arguments of ``Client`` / ``AsyncClient``."""
     _log.refresh()
@@ -59,7 +60,7 @@ def native_client(
     cert = _args.path(cert_file, "cert_file")
     key = _args.path(key_file, "key_file")
     name = _args.server_name(server_name)
-    return _native.Client(eps, t, user, password, ca, cert, key, name)
+    return _native.Client(eps, t, user, password, ca, cert, key, name, _args.client_name(client_name))
 
 
 class QueueEntry(NamedTuple):

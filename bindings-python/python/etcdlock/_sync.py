@@ -53,8 +53,9 @@ class Client:
         cert_file: Optional[PathArg] = None,
         key_file: Optional[PathArg] = None,
         server_name: Optional[str] = None,
+        name: Optional[str] = None,
     ) -> None:
-        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name)
+        self._n = native_client(endpoints, timeout, user, password, ca_file, cert_file, key_file, server_name, name)
         self._n.connect().wait()
 
     def close(self) -> None:
@@ -254,9 +255,17 @@ class Client:
         (``etcdlock::Metrics::entries``), the same in every binding."""
         return self._n.metrics()
 
+    @property
+    def name(self) -> str:
+        """The client's name: the ``client`` label of its metrics (``name=`` given to the
+        constructor, else ``etcdlock-<n>``, unique in the process)."""
+        return self._n.name()
+
     def metrics_text(self) -> str:
         """The same metrics in the Prometheus text format (``etcdlock_lock_acquisitions_total``,
-        ``etcdlock_lock_wait_seconds`` ...), for a ``/metrics`` endpoint."""
+        ``etcdlock_lock_wait_seconds`` ...), every series labelled ``client="<name>"``, for a
+        ``/metrics`` endpoint. To serve it from a ``prometheus_client`` registry instead, see
+        ``etcdlock.prometheus.register``."""
         return self._n.metrics_text()
 
     def lease(self, ttl: int = DEFAULT_TTL) -> "Lease":
