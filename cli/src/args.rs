@@ -204,8 +204,14 @@ pub struct Run {
 
 #[derive(Debug, Args)]
 pub struct Status {
-    /// The lock's name
-    pub name: String,
+    /// The name: a lock's, a semaphore's, a read-write lock's, an election's, a task queue's or a
+    /// pool's (with --prefix instead: every name under a prefix)
+    #[arg(required_unless_present = "prefix", conflicts_with = "prefix")]
+    pub name: Option<String>,
+    /// Every name under PREFIX ("" for all) and its kind, one line each: locks, semaphores,
+    /// read-write locks, task queues, pools, once-per-period jobs, registry services
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
     /// Print JSON (one object) instead of a table
     #[arg(long)]
     pub json: bool,

@@ -18,6 +18,7 @@ mod queue;
 mod run;
 mod signals;
 mod status;
+mod status_all;
 mod status_pool;
 mod value;
 mod work;

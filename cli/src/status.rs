@@ -1,6 +1,7 @@
 //! `etcdlock status NAME`: the holder and the queue in order, as a table or as JSON; and when
 //! NAME is a task queue, its counts, its claims and the workers waiting for a task; when it is a
-//! pool, its slots (`status_pool.rs`).
+//! pool, its slots (`status_pool.rs`). With `--prefix`, every name under a prefix
+//! (`status_all.rs`).
 
 use crate::args::Status;
 use crate::exit::Exit;
@@ -12,6 +13,12 @@ pub async fn main(args: Status) -> Exit {
         Ok(c) => c,
         Err(e) => return e,
     };
+    let name = match (&args.name, &args.prefix) {
+        (Some(name), _) => name.clone(),
+        (None, Some(prefix)) => return crate::status_all::main(client, prefix, args.json).await,
+        (None, None) => return Exit::fail(2, "etcdlock status: give a NAME or --prefix PREFIX"),
+    };
+    let args = Named { name, json: args.json };
     let read = async {
         let pool = crate::status_pool::read(&client, &args.name).await?;
         Ok::<_, etcdlock::Error>((client.inspect(args.name.as_str()).await?, tasks(&client, &args.name).await?, pool))
@@ -44,6 +51,12 @@ pub async fn main(args: Status) -> Exit {
         }
     }
     Exit::ok(if state.holder.is_some() || tasks.is_some() || pool.is_some() { 0 } else { 1 })
+}
+
+/// `status NAME`'s arguments.
+struct Named {
+    name: String,
+    json: bool,
 }
 
 /// A task queue's state, read in a few requests.

@@ -46,6 +46,7 @@ pub use sync::registry::{grpc_endpoint, grpc_endpoint_addr, Discovery, Instance,
 pub use sync::rwlock::RwLock;
 pub use sync::semaphore::{Semaphore, MAX_PERMITS};
 pub use sync::inspect::{LockState, QueueEntry};
+pub use sync::survey::{NameKind, NameSummary};
 pub use sync::lockset::{LockSet, LockSetGuard, SetMember, SetMode, MAX_LOCK_SET};
 pub use sync::metrics::{MetricEntry, MetricValue, Metrics};
 /// The client's metrics in a `prometheus` crate registry (cargo feature `prometheus`).

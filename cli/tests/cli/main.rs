@@ -11,5 +11,6 @@ mod pool;
 mod orphans;
 mod queue;
 mod run;
+mod status_all;
 mod status_and_elect;
 mod tooling;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 const PAGE: i64 = 1000;
 
 /// Every key under `prefix` at one revision, and that revision.
-pub(super) async fn load(client: &Client, prefix: &[u8]) -> Result<(BTreeMap<Vec<u8>, KeyValue>, i64)> {
+pub(crate) async fn load(client: &Client, prefix: &[u8]) -> Result<(BTreeMap<Vec<u8>, KeyValue>, i64)> {
     let end = crate::client::kv::prefix_range_end(prefix);
     let mut map = BTreeMap::new();
     // The whole keyspace starts at "\0": etcd refuses an empty key.

@@ -23,7 +23,7 @@
 //! ```
 
 mod follow;
-mod load;
+pub(crate) mod load;
 
 use crate::client::kv::KeyValue;
 use crate::client::Client;

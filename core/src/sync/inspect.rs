@@ -133,7 +133,7 @@ impl Client {
 }
 
 /// The kind a key's value says it is, and the caller's value after it.
-fn split_mode(value: &[u8]) -> (String, &[u8]) {
+pub(crate) fn split_mode(value: &[u8]) -> (String, &[u8]) {
     if let Some((n, count, rest)) = permits::decode(value) {
         return (if count == 1 { format!("permits={n}") } else { format!("permits={n},count={count}") }, rest);
     }
@@ -147,7 +147,7 @@ fn split_mode(value: &[u8]) -> (String, &[u8]) {
 /// How many of the oldest entries hold: for a semaphore of N (the oldest key's), those whose
 /// counts add up to at most N in queue order; the readers before the first writer (a key of
 /// another kind counts as one); else the oldest alone.
-fn holding(entries: &[QueueEntry]) -> usize {
+pub(crate) fn holding(entries: &[QueueEntry]) -> usize {
     let Some(first) = entries.first() else { return 0 };
     let weight = |e: &QueueEntry| {
         let m = e.mode.strip_prefix("permits=")?;

@@ -25,7 +25,7 @@ mod claim;
 mod define;
 mod held;
 mod inspect;
-mod spec;
+pub(crate) mod spec;
 
 pub use held::PoolGuard;
 pub use inspect::{SlotInfo, SlotState};
