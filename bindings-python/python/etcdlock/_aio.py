@@ -93,6 +93,7 @@ class AsyncClient:
 
     @property
     def closed(self) -> bool:
+        """Whether ``close()`` was called."""
         return self._n.is_closed()
 
     async def __aenter__(self) -> "AsyncClient":
@@ -452,6 +453,7 @@ class AsyncWatch:
         self._n.close()
 
     async def aclose(self) -> None:
+        """``close()``, awaitable (for ``contextlib.aclosing`` and the like)."""
         self.close()
 
     async def __aenter__(self) -> "AsyncWatch":

@@ -31,6 +31,7 @@ class AsyncCache(CacheView):
         self._n.close()
 
     async def aclose(self) -> None:
+        """``close()``, awaitable."""
         self.close()
 
     async def __aenter__(self) -> "AsyncCache":
@@ -63,9 +64,11 @@ class AsyncCacheEvents:
             self._kept.append(t)
 
     def close(self) -> None:
+        """Ends the iteration (also from another thread or task)."""
         self._n.close()
 
     async def aclose(self) -> None:
+        """``close()``, awaitable."""
         self.close()
 
     async def __aenter__(self) -> "AsyncCacheEvents":

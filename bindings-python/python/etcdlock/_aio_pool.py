@@ -25,6 +25,7 @@ class AsyncPoolHolding(HoldingView):
         super().__init__(native, loop_port)
 
     async def release(self) -> None:
+        """Gives every slot back at once, fenced (see ``PoolHolding.release``)."""
         await _run(self._n.release())
 
     async def fence(self, slot: str) -> "Fence":
@@ -80,12 +81,15 @@ class AsyncPool(PoolView):
         return _Acquire(self._n.acquire(c, o, t))
 
     async def add_slots(self, ids: Sequence[str]) -> List[str]:
+        """Adds slots (ids not in the pool yet); returns the pool's slot ids after."""
         result: List[str] = await _run(self._n.add_slots(_ids(ids, "ids")))
         return result
 
     async def remove_slots(self, ids: Sequence[str]) -> List[str]:
+        """Removes slots; returns the pool's slot ids after (a held slot goes when released)."""
         result: List[str] = await _run(self._n.remove_slots(_ids(ids, "ids")))
         return result
 
     async def slots(self) -> List[SlotInfo]:
+        """Every slot of the pool, in its order, read at one revision."""
         return slot_infos(await _run(self._n.slots()))

@@ -16,6 +16,7 @@ class AsyncLeadership(AsyncLock):
     fencing token, ``on_lost`` and ``if_held=`` writes."""
 
     def is_leader(self) -> bool:
+        """Cheap local check: still leading (not resigned, not known lost)."""
         return self.is_held()
 
     async def proclaim(self, value: BytesLike) -> int:
@@ -25,6 +26,7 @@ class AsyncLeadership(AsyncLock):
         return revision
 
     async def resign(self) -> None:
+        """Steps down (the next candidate leads); ``NotHeld`` if already resigned or lost."""
         await self.release()
 
     async def __aenter__(self) -> "AsyncLeadership":
@@ -61,6 +63,7 @@ class AsyncElection:
 
     @property
     def name(self) -> bytes:
+        """The election's name (its key prefix in etcd)."""
         return self._name
 
     def campaign(self, value: BytesLike, *, timeout: Optional[float] = None) -> _Campaign:
@@ -99,9 +102,11 @@ class AsyncObserver:
         return leader(raw)
 
     def close(self) -> None:
+        """Ends the iteration (also from another thread or task)."""
         self._n.close()
 
     async def aclose(self) -> None:
+        """``close()``, awaitable."""
         self.close()
 
     async def __aenter__(self) -> "AsyncObserver":
@@ -119,12 +124,16 @@ class AsyncRWLock:
 
     @property
     def name(self) -> bytes:
+        """The lock's name (its key prefix in etcd)."""
         return self._name
 
     def read(self, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None) -> AsyncLock:
+        """A handle that reads: ``async with rw.read(timeout=5.0):`` (``LockTimeout`` when it
+        passes)."""
         return self._handle(False, timeout, value)
 
     def write(self, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None) -> AsyncLock:
+        """A handle that writes: ``async with rw.write(timeout=5.0):``."""
         return self._handle(True, timeout, value)
 
     def _handle(self, write: bool, timeout: Optional[float], value: Optional[BytesLike]) -> AsyncLock:

@@ -20,10 +20,14 @@ class AsyncRegistration(RegistrationView):
         self._callbacks = RegistrationCallbacks(native, lambda: loop)
 
     async def update(self, value: _args.BytesLike) -> int:
+        """Replaces the registered value (see ``Registration.update``); returns the write's
+        revision."""
         revision: int = await _run(self._n.update(_args.to_bytes(value, "value")))
         return revision
 
     async def close(self) -> None:
+        """Deregisters: the key deleted and the lease revoked when this returns (see
+        ``Registration.close``). Idempotent."""
         await _run(self._n.close())
 
     async def __aenter__(self) -> "AsyncRegistration":
@@ -75,9 +79,12 @@ class AsyncDiscovery:
         return instances(raw)
 
     def close(self) -> None:
+        """Stops watching the service (also from another thread or task: a waiting iteration
+        ends)."""
         self._n.close()
 
     async def aclose(self) -> None:
+        """``close()``, awaitable."""
         self.close()
 
     async def __aenter__(self) -> "AsyncDiscovery":

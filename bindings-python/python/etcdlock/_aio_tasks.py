@@ -26,6 +26,8 @@ class AsyncTask(_tc.TaskView):
         self._ended = False
 
     async def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
+        """Deletes the item with your own ``puts`` and ``deletes`` in the same transaction, only
+        while the claim holds (see ``Task.ack``); returns the revision."""
         p, d = _tc.ack_ops(puts, deletes)
         self._ended = True
         revision: int = await _run(self._n.ack(p, d))
@@ -37,6 +39,7 @@ class AsyncTask(_tc.TaskView):
         return fence(await _run(self._n.fence()))
 
     async def nack(self, delay: Optional[float] = None) -> None:
+        """Gives the item back, claimable at once or after ``delay`` seconds (see ``Task.nack``)."""
         seconds = _tc.delay(delay)
         self._ended = True
         await _run(self._n.nack(seconds))
@@ -86,9 +89,11 @@ class AsyncTaskQueue:
 
     @property
     def name(self) -> bytes:
+        """The queue's name (its key prefix in etcd)."""
         return self._n.name
 
     async def put(self, payload: BytesLike, *, id: Optional[str] = None, priority: int = 0, delay: Optional[float] = None) -> str:
+        """Adds an item; returns its id (see ``TaskQueue.put``)."""
         p = _args.to_bytes(payload, "payload")
         args = (_tc.task_id(id), _tc.priority(priority), _tc.delay(delay))
         return str(await _run(self._n.put(p, *args)))
@@ -111,13 +116,17 @@ class AsyncTaskQueue:
             yield task
 
     async def stats(self) -> QueueStats:
+        """The queue's items by state (pending, delayed, claimed, dead), read at one revision."""
         return _tc.stats(await _run(self._n.stats()))
 
     async def dead(self) -> List[DeadTask]:
+        """The dead letters, in id order."""
         return _tc.dead(await _run(self._n.dead()))
 
     async def requeue_dead(self, id: str) -> bool:
+        """Puts a dead item back, its attempts at 0; False if no dead item has that id."""
         return bool(await _run(self._n.requeue_dead(_tc.required_id(id))))
 
     async def delete_dead(self, id: str) -> bool:
+        """Deletes a dead item; False if no dead item has that id."""
         return bool(await _run(self._n.delete_dead(_tc.required_id(id))))

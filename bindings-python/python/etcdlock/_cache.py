@@ -129,6 +129,7 @@ class CacheEvents:
         return CacheEvent(*t)
 
     def close(self) -> None:
+        """Ends the iteration (also from another thread)."""
         self._n.close()
 
     def __enter__(self) -> "CacheEvents":

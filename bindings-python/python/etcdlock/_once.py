@@ -21,6 +21,7 @@ class OnceSlot(ClaimView):
 
     @property
     def slot(self) -> int:
+        """The index of the period's boundary this claim is for."""
         return self._n.slot
 
     def done(self) -> Any:
@@ -89,6 +90,7 @@ class AsyncOnce:
         self._slot: Optional[OnceSlot] = None
 
     async def claim(self) -> Optional[OnceSlot]:
+        """The period's slot if this caller won it, else None."""
         from ._aio import _run
 
         native = await _run(self._c.once(self._name, *self._opts))

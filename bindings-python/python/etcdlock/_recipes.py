@@ -43,6 +43,7 @@ class Election:
 
     @property
     def name(self) -> bytes:
+        """The election's name (its key prefix in etcd)."""
         return self._name
 
     def campaign(self, value: BytesLike, *, timeout: Optional[float] = None) -> Leadership:
@@ -107,6 +108,7 @@ class RWLock:
 
     @property
     def name(self) -> bytes:
+        """The lock's name (its key prefix in etcd)."""
         return self._name
 
     def read(self, *, timeout: Optional[float] = None, value: Optional[BytesLike] = None) -> Lock:

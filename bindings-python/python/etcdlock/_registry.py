@@ -132,6 +132,7 @@ class Discovery:
         return instances(raw)
 
     def close(self) -> None:
+        """Stops watching the service (also from another thread: a waiting iteration ends)."""
         self._n.close()
 
     def __enter__(self) -> "Discovery":

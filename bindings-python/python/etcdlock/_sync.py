@@ -65,6 +65,7 @@ class Client:
 
     @property
     def closed(self) -> bool:
+        """Whether ``close()`` was called."""
         return self._n.is_closed()
 
     def __enter__(self) -> "Client":

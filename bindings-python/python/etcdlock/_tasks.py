@@ -75,6 +75,7 @@ class TaskQueue:
 
     @property
     def name(self) -> bytes:
+        """The queue's name (its key prefix in etcd)."""
         return self._n.name
 
     def put(self, payload: BytesLike, *, id: Optional[str] = None, priority: int = 0, delay: Optional[float] = None) -> str:
@@ -106,6 +107,7 @@ class TaskQueue:
                 return
 
     def stats(self) -> QueueStats:
+        """The queue's items by state (pending, delayed, claimed, dead), read at one revision."""
         return _tc.stats(self._n.stats().wait())
 
     def dead(self) -> List[DeadTask]:
@@ -117,4 +119,5 @@ class TaskQueue:
         return bool(self._n.requeue_dead(_tc.required_id(id)).wait())
 
     def delete_dead(self, id: str) -> bool:
+        """Deletes a dead item; False if no dead item has that id."""
         return bool(self._n.delete_dead(_tc.required_id(id)).wait())

@@ -64,6 +64,8 @@ class EtcdLockCollector(Collector):
         return list(_families([]))
 
     def collect(self) -> Iterator[Metric]:
+        """The families of every registered client, each series labelled with its client's name
+        (prometheus_client calls this on each scrape)."""
         with self._lock:
             clients = list(self._clients.items())
         return _families([(name, c._n.metric_families()) for name, c in clients])
