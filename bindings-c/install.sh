@@ -5,7 +5,8 @@
 # include/etcdlock_cache.hpp and include/etcdlock_lockset.hpp, which it includes),
 # pkg-config files (etcdlock.pc: shared; etcdlock-static.pc: the archive, with
 # `pkg-config --static`), a CMake package (find_package(etcdlock CONFIG) -> etcdlock::etcdlock,
-# etcdlock::etcdlock_static) and the LICENSE.
+# etcdlock::etcdlock_static) and, in share/licenses/etcdlock/, LICENSE, THIRD-PARTY-LICENSES
+# (the Rust crates linked into the library, with their licence texts) and NOTICE.
 #
 #   bash bindings-c/install.sh [options] [PREFIX]
 #     PREFIX / --prefix DIR   where the files go (default /usr/local)
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=0; shift ;;
         --no-strip) strip=0; shift ;;
         --uninstall) uninstall=1; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         -*) echo "install.sh: unknown option $1" >&2; exit 2 ;;
         *) prefix="$1"; shift ;;
     esac
@@ -61,7 +62,8 @@ files=(
     "$includedir/etcdlock.h" "$includedir/etcdlock.hpp" "$includedir/etcdlock_tasks.hpp" "$includedir/etcdlock_pool.hpp" "$includedir/etcdlock_cache.hpp" "$includedir/etcdlock_lockset.hpp"
     "$libdir/pkgconfig/etcdlock.pc" "$libdir/pkgconfig/etcdlock-static.pc"
     "$libdir/cmake/etcdlock/etcdlockConfig.cmake" "$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
-    "$prefix/share/licenses/etcdlock/LICENSE"
+    "$prefix/share/licenses/etcdlock/LICENSE" "$prefix/share/licenses/etcdlock/THIRD-PARTY-LICENSES"
+    "$prefix/share/licenses/etcdlock/NOTICE"
 )
 
 if [ "$uninstall" = 1 ]; then
@@ -119,7 +121,10 @@ install -m 0644 "$root/include/etcdlock_tasks.hpp" "$D$includedir/etcdlock_tasks
 install -m 0644 "$root/include/etcdlock_pool.hpp" "$D$includedir/etcdlock_pool.hpp"
 install -m 0644 "$root/include/etcdlock_cache.hpp" "$D$includedir/etcdlock_cache.hpp"
 install -m 0644 "$root/include/etcdlock_lockset.hpp" "$D$includedir/etcdlock_lockset.hpp"
-install -m 0644 "$root/LICENSE" "$D$prefix/share/licenses/etcdlock/LICENSE"
+# The licences: ours, the Rust crates linked into the library (with their texts) and the NOTICE.
+for f in LICENSE THIRD-PARTY-LICENSES NOTICE; do
+    install -m 0644 "$root/$f" "$D$prefix/share/licenses/etcdlock/$f"
+done
 
 subst() { # subst TEMPLATE OUT
     sed -e "s|@PREFIX@|$prefix|g" -e "s|@LIBDIR@|$libdir|g" -e "s|@INCLUDEDIR@|$includedir|g" \

@@ -15,7 +15,13 @@
 #   scripts/package.sh java     dist/etcdlock-V.jar   (mvn package: the classes and
 #                               META-INF/native/linux-x86_64/libetcdlock_jni.so, stripped of its
 #                               debug line tables; its pom inside, no runtime dependency; needs
-#                               Maven and a JDK 17)
+#                               Maven and a JDK 17), with dist/etcdlock-V-sources.jar and
+#                               dist/etcdlock-V-javadoc.jar
+# Each artifact carries LICENSE, THIRD-PARTY-LICENSES (scripts/third-party-licenses.py: the crates
+# linked into the binaries) and NOTICE: the wheel in .dist-info/licenses/ (pyproject's
+# license-files, through links in bindings-python/), the npm package at its root (copied there
+# by its prepack script), the jar in META-INF/, the C prefix in share/licenses/etcdlock/
+# (install.sh), the CLI tarball at its top.
 #   scripts/package.sh all      all five
 # The binaries are built in the workspace's release profile (target/release, shared with
 # `cargo build --release` and the test suites), and stripped when they are packed.
@@ -58,7 +64,7 @@ with tarfile.open(src) as tin, tarfile.open(dst, "w:gz", format=tarfile.PAX_FORM
         if name in names or not os.path.isfile(os.path.join(root, rel)):
             continue
         tout.add(os.path.join(root, rel), arcname=name, recursive=False)
-    if f"{prefix}/third_party/etcd-client/build.rs" not in tout.getnames():
+    if f"{prefix}/third_party/etcd-client/src/lib.rs" not in tout.getnames():
         sys.exit("package.sh: third_party/etcd-client is missing from the sdist")
 EOF
     rm -rf "$tmp"
@@ -104,7 +110,8 @@ package_cli() {
     "$stage/$name/bin/etcdlock" completions zsh >"$share/zsh/site-functions/_etcdlock"
     "$stage/$name/bin/etcdlock" completions fish >"$share/fish/vendor_completions.d/etcdlock.fish"
     "$stage/$name/bin/etcdlock" man --out-dir "$share/man/man1"
-    cp "$root/cli/README.md" "$root/LICENSE" "$stage/$name/"
+    # The licences: ours, the crates linked into the binary (with their texts) and the NOTICE.
+    cp "$root/cli/README.md" "$root/LICENSE" "$root/THIRD-PARTY-LICENSES" "$root/NOTICE" "$stage/$name/"
     tar -C "$stage" -czf "$dist/$name.tar.gz" "$name"
     rm -rf "$stage"
     ls -l "$dist/$name.tar.gz" >&2
@@ -117,14 +124,15 @@ package_java() {
     [ "$pv" = "$version" ] || { log "bindings-java/pom.xml has version $pv, Cargo has $version"; exit 1; }
     bash "$root/scripts/install-java.sh"
     log "java jar (mvn package: cargo build --release -p etcdlock-java, the library in the jar; no tests)"
-    rm -f "$dist/etcdlock-$version.jar"
+    rm -f "$dist/etcdlock-$version.jar" "$dist/etcdlock-$version-sources.jar" "$dist/etcdlock-$version-javadoc.jar"
     # -Dmaven.test.skip: neither compiles nor runs the tests, even with ETCDLOCK_ENDPOINTS set.
     # A build directory of its own (target/java-package), so that a bindings-java/test.sh running
     # at the same time in bindings-java/target is not disturbed (cargo's target/release is shared).
     local build="$root/target/java-package"
     (cd "$root/bindings-java" && mvn -B -q -Dmaven.test.skip=true -Detcdlock.build.directory="$build" package)
-    cp "$build/etcdlock-$version.jar" "$dist/etcdlock-$version.jar"
-    ls -l "$dist/etcdlock-$version.jar" >&2
+    local j
+    for j in "" -sources -javadoc; do cp "$build/etcdlock-$version$j.jar" "$dist/"; done
+    ls -l "$dist/etcdlock-$version".jar "$dist/etcdlock-$version"-{sources,javadoc}.jar >&2
 }
 
 case "${1:-all}" in

@@ -17,7 +17,12 @@
 #   - the jar (scripts/package.sh java) installed by `mvn install:install-file` into a scratch
 #     local Maven repository; a scratch Maven project that depends on it is compiled and run
 #     (acquire, release, acquire again) with no cargo or rustc on PATH and nothing but the jar
-#     on its class path (slf4j-api is optional: not there).
+#     on its class path (slf4j-api is optional: not there); its -sources and -javadoc jars, its
+#     manifest and pom; the consumer again on JDK 25 with and without --enable-native-access,
+#     and with an unwritable java.io.tmpdir, another architecture, musl (tests/packaging/java.sh);
+#   - in every artifact, LICENSE, THIRD-PARTY-LICENSES and NOTICE, and every crate of the graph
+#     of the crate the artifact is built from named in the THIRD-PARTY-LICENSES it ships
+#     (tests/packaging/notices.py; mimalloc's C code too, in the Node addon).
 # `bash scripts/test-packaging.sh java` builds and checks the jar only.
 # Prints "ok - ..." / "FAIL - ..." lines and exits non-zero if any check failed. Every command
 # that could hang runs under `timeout`. Takes ~4 minutes when target/release is current, most of
@@ -114,154 +119,9 @@ export ETCDLOCK_ENDPOINTS="$endpoint"
 echo "== Packaging: etcd at $endpoint"
 
 # -------------------------------------------------------------------------------------- Java ---
-if [ -f "$jar" ]; then
-    echo "== Packaging: Java jar $(basename "$jar")"
-    t0=$SECONDS
-    size_ok "jar" "$jar"
-    unzip -l "$jar" >"$tmp/jar.list"
-    check "jar holds META-INF/native/linux-x86_64/libetcdlock_jni.so, the classes, its pom and META-INF/LICENSE; no test classes" bash -c "
-        grep -q ' META-INF/native/linux-x86_64/libetcdlock_jni.so\$' '$tmp/jar.list' && grep -q ' io/etcdlock/EtcdLockClient.class\$' '$tmp/jar.list' \
-        && unzip -p '$jar' META-INF/LICENSE | cmp -s - '$root/LICENSE' \
-        && grep -q ' META-INF/maven/io.etcdlock/etcdlock/pom.xml\$' '$tmp/jar.list' && ! grep -Eq 'Test\.class\$|/examples/|io/etcdlock/Etcd\.class\$' '$tmp/jar.list'"
-    # Maven and java from their own directories plus /usr/bin:/bin, the stubs first: no cargo or
-    # rustc to be found there (checked), and a call to a stub would be logged.
-    jdirs=""
-    for d in "$(dirname "$(command -v java)")" "$(dirname "$(command -v mvn)")" /usr/bin /bin; do
-        case ":$jdirs:" in *":$d:"*) ;; *) jdirs="${jdirs:+$jdirs:}$d" ;; esac
-    done
-    check "no cargo, rustc or rustup on the Java part's PATH ($jdirs)" \
-        env PATH="$jdirs" /bin/sh -c '! command -v cargo && ! command -v rustc && ! command -v rustup'
-    # A scratch local repository receives the install. The plugins come from the user's local
-    # repository (~/.m2, filled when bindings-java was built), read as a file:// repository, so
-    # that no network is needed; Maven Central stays the fallback for anything not there.
-    m2="$tmp/m2-repo"
-    home_m2="${MAVEN_HOME_REPO:-$HOME/.m2/repository}"
-    home_profile=""
-    if [ -d "$home_m2" ]; then
-        home_repo="<id>home-m2</id><url>file://$home_m2</url><snapshots><enabled>false</enabled></snapshots>"
-        home_profile="<profiles><profile><id>home-m2</id>
-  <repositories><repository>$home_repo</repository></repositories>
-  <pluginRepositories><pluginRepository>$home_repo</pluginRepository></pluginRepositories>
-</profile></profiles><activeProfiles><activeProfile>home-m2</activeProfile></activeProfiles>"
-    fi
-    printf '<settings><localRepository>%s</localRepository>%s</settings>\n' "$m2" "$home_profile" >"$tmp/m2-settings.xml"
-    mvn_scratch() {
-        env -u CARGO -u RUSTC -u PROTOC -u ETCDLOCK_ENDPOINTS PATH="$stubs:$jdirs" \
-            timeout 300 mvn -B -q -s "$tmp/m2-settings.xml" "$@"
-    }
-    rm -f "$tmp/calls.log"
-    check "mvn install:install-file the jar into a scratch local repository (its pom from inside the jar)" \
-        in_dir "$tmp" mvn_scratch org.apache.maven.plugins:maven-install-plugin:3.1.1:install-file -Dfile="$jar"
-    installed="$m2/io/etcdlock/etcdlock/$version/etcdlock-$version"
-    check "installed as io.etcdlock:etcdlock:$version (the same jar, and a pom)" bash -c "cmp '$jar' '$installed.jar' && [ -s '$installed.pom' ]"
-    # The pom's dependencies: test scope (JUnit, jetcd) or optional (slf4j-api) only.
-    if "$PY" - "$installed.pom" >"$tmp/pomdeps.out" 2>&1 <<'EOF'
-import sys, xml.etree.ElementTree as ET
-ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-needed = []
-for d in ET.parse(sys.argv[1]).getroot().findall("m:dependencies/m:dependency", ns):
-    ga = f"{d.findtext('m:groupId', '', ns)}:{d.findtext('m:artifactId', '', ns)}"
-    scope = (d.findtext("m:scope", "", ns) or "compile").strip()
-    optional = (d.findtext("m:optional", "", ns) or "false").strip() == "true"
-    print(f"pom dependency {ga} ({scope}{', optional' if optional else ''})")
-    if scope in ("compile", "runtime") and not optional:
-        needed.append(ga)
-sys.exit(f"runtime dependencies: {needed}" if needed else 0)
-EOF
-    then
-        sed 's/^/   /' "$tmp/pomdeps.out"; ok "the jar's pom needs no runtime dependency"
-    else
-        cat "$tmp/pomdeps.out"; fail "the jar's pom has runtime dependencies"
-    fi
-    # The consumer: a scratch Maven project that depends on io.etcdlock:etcdlock, built and run
-    # (exec:exec forks a java with the runtime class path Maven resolved) with the same settings.
-    # Its plugin versions are those bindings-java builds with (in ~/.m2 once that was built).
-    jproj="$tmp/java-project"
-    mkdir -p "$jproj/src/main/java/example"
-    cat >"$jproj/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>example</groupId>
-  <artifactId>etcdlock-consumer</artifactId>
-  <version>1</version>
-  <properties>
-    <maven.compiler.release>17</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <dependencies>
-    <dependency><groupId>io.etcdlock</groupId><artifactId>etcdlock</artifactId><version>$version</version></dependency>
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
-      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.12.1</version></plugin>
-      <plugin><groupId>org.codehaus.mojo</groupId><artifactId>exec-maven-plugin</artifactId><version>3.1.1</version>
-        <configuration><executable>java</executable>
-          <arguments><argument>-classpath</argument><classpath/><argument>example.Main</argument><argument>$endpoint</argument></arguments>
-        </configuration>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-EOF
-    cat >"$jproj/src/main/java/example/Main.java" <<'EOF'
-package example;
-
-import io.etcdlock.ClientOptions;
-import io.etcdlock.DistributedLock;
-import io.etcdlock.EtcdLockClient;
-import io.etcdlock.LockGuard;
-import io.etcdlock.LockOptions;
-import java.io.File;
-import java.time.Duration;
-
-public class Main {
-    public static void main(String[] args) throws Exception {
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
-            System.out.println("classpath " + entry);
-        }
-        try {
-            Class.forName("org.slf4j.LoggerFactory");
-            System.out.println("slf4j present");
-        } catch (ClassNotFoundException e) {
-            System.out.println("slf4j absent");
-        }
-        try (EtcdLockClient client = EtcdLockClient.connect(ClientOptions.builder()
-                .endpoints(args[0]).timeout(Duration.ofSeconds(5)).build())) {
-            DistributedLock lock = client.lock("packaging/java-" + ProcessHandle.current().pid(),
-                    LockOptions.ttl(Duration.ofSeconds(10)));
-            long token;
-            try (LockGuard held = lock.acquire(Duration.ofSeconds(5))) {
-                token = held.fencingToken();
-                System.out.println("held " + held.key() + " token " + token);
-            }
-            // Released: free again at once, with a greater token.
-            try (LockGuard again = lock.tryAcquire().orElseThrow()) {
-                System.out.println("again " + (again.fencingToken() > token ? "with a greater token" : "with token " + again.fencingToken()));
-            }
-        }
-        System.out.println("done");
-    }
-}
-EOF
-    jrc=0
-    in_dir "$jproj" mvn_scratch compile org.codehaus.mojo:exec-maven-plugin:3.1.1:exec >"$tmp/java.out" 2>&1 || jrc=$?
-    # (Maven 3.8's -q still writes colour resets around the output: dropped, with blank lines.)
-    sed -i -e 's/\x1b\[[0-9;]*m//g' -e '/^$/d' "$tmp/java.out"
-    if [ "$jrc" = 0 ] \
-        && grep -Fxq "classpath $jproj/target/classes" "$tmp/java.out" && grep -Fxq "classpath $installed.jar" "$tmp/java.out" \
-        && [ "$(grep -c '^classpath ' "$tmp/java.out")" = 2 ] && grep -qx "slf4j absent" "$tmp/java.out" \
-        && grep -Eqx "held packaging/java-[0-9]+/[0-9a-f]+ token [0-9]+" "$tmp/java.out" \
-        && grep -qx "again with a greater token" "$tmp/java.out" && [ "$(tail -1 "$tmp/java.out")" = done ] \
-        && ! grep -Eq "Exception|ERROR|WARN" "$tmp/java.out"; then
-        sed 's/^/   /' "$tmp/java.out"
-        ok "java: a Maven project depending on the installed jar acquires and releases (class path: its classes and the jar, no slf4j)"
-    else
-        cat "$tmp/java.out"; fail "java: the scratch Maven project against the installed jar"
-    fi
-    calls_clean "java: nothing called cargo, rustc or protoc"
-    echo "== Packaging: Java part in $((SECONDS - t0)) s"
-fi
+# (tests/packaging/java.sh: the jar, its sources and javadoc jars, Maven, JDK 25, the loader.)
+# shellcheck source=tests/packaging/java.sh
+. "$root/tests/packaging/java.sh"
 if [ "$only" = java ]; then
     echo "== Packaging: $passed passed, $failed failed"
     [ "$failed" = 0 ]
@@ -296,6 +156,21 @@ wheel_test() { # wheel_test LABEL WHEEL
     calls_clean "$label: nothing called cargo, rustc, protoc or a C compiler"
 }
 
+wheel_notices() { # wheel_notices LABEL WHEEL: the licences in .dist-info/licenses/, the notices complete
+    local label="$1" whl="$2" d="$tmp/notices-$1" f bad=""
+    mkdir -p "$d"
+    for f in LICENSE THIRD-PARTY-LICENSES NOTICE; do
+        unzip -p "$whl" "etcdlock-$version.dist-info/licenses/$f" >"$d/$f" 2>/dev/null && cmp -s "$d/$f" "$root/$f" || bad="$bad $f"
+    done
+    if [ -z "$bad" ]; then
+        ok "$label: .dist-info/licenses/ holds LICENSE, THIRD-PARTY-LICENSES and NOTICE (the repository's)"
+    else
+        fail "$label: .dist-info/licenses/ lacks (or has another)$bad"
+    fi
+    check "$label: every crate linked into the extension (cargo tree -p etcdlock-python) is named in its THIRD-PARTY-LICENSES" \
+        "$PY" tests/packaging/notices.py etcdlock-python "$d/THIRD-PARTY-LICENSES"
+}
+
 if [ -f "$wheel" ]; then
     echo "== Packaging: Python wheel $(basename "$wheel")"
     size_ok "wheel" "$wheel"
@@ -323,6 +198,7 @@ have = (int(tag[1]), int(tag[2]))
 print(f"tag glibc {have}, needs glibc {need}")
 sys.exit(0 if need <= have else 1)
 EOF
+    wheel_notices wheel "$wheel"
     wheel_test wheel "$wheel"
 fi
 
@@ -334,6 +210,14 @@ if [ -f "$tgz" ]; then
     check "npm tarball holds prebuilds/<platform>/etcdlock.node, LICENSE, no Rust sources" \
         bash -c "grep -q '^package/prebuilds/linux-x64-gnu/etcdlock.node$' '$tmp/tgz.list' && grep -q '^package/LICENSE$' '$tmp/tgz.list' \
                  && ! grep -Eq 'Cargo.toml|\.rs$|^package/etcdlock.node$' '$tmp/tgz.list'"
+    check "npm tarball holds THIRD-PARTY-LICENSES and NOTICE at its root (the repository's)" bash -c "
+        tar xzf '$tgz' -O package/THIRD-PARTY-LICENSES | cmp -s - '$root/THIRD-PARTY-LICENSES' \
+        && tar xzf '$tgz' -O package/NOTICE | cmp -s - '$root/NOTICE'"
+    mkdir -p "$tmp/npm-notices"
+    tar -C "$tmp/npm-notices" -xzf "$tgz" package/THIRD-PARTY-LICENSES package/prebuilds/linux-x64-gnu/etcdlock.node 2>/dev/null || true
+    check "npm: every crate linked into the addon (cargo tree -p etcdlock-node) and mimalloc's C code are named in its THIRD-PARTY-LICENSES" \
+        "$PY" tests/packaging/notices.py etcdlock-node "$tmp/npm-notices/package/THIRD-PARTY-LICENSES" \
+        --binary "$tmp/npm-notices/package/prebuilds/linux-x64-gnu/etcdlock.node"
     check "package.json version is Cargo's ($version)" \
         bash -c "tar xzf '$tgz' -O package/package.json | node -e 'let s=\"\";process.stdin.on(\"data\",d=>s+=d).on(\"end\",()=>process.exit(JSON.parse(s).version===\"$version\"?0:1))'"
     proj="$tmp/npm-project"
@@ -385,6 +269,12 @@ if [ -f "$cli_tgz" ]; then
         && test -s '$cli_share/fish/vendor_completions.d/etcdlock.fish' && test -s '$cli_share/man/man1/etcdlock.1' \
         && test -s '$cli_share/man/man1/etcdlock-run.1'"
     check "its bash completions load" bash -c "source '$cli_share/bash-completion/completions/etcdlock' && complete -p etcdlock"
+    cli_top="$(dirname "$(dirname "$cli_bin")")"
+    check "the tarball ships LICENSE, THIRD-PARTY-LICENSES and NOTICE (the repository's)" bash -c "
+        cmp -s '$cli_top/LICENSE' '$root/LICENSE' && cmp -s '$cli_top/THIRD-PARTY-LICENSES' '$root/THIRD-PARTY-LICENSES' \
+        && cmp -s '$cli_top/NOTICE' '$root/NOTICE'"
+    check "etcdlock-cli: every crate linked into the command (cargo tree -p etcdlock-cli) is named in its THIRD-PARTY-LICENSES" \
+        "$PY" tests/packaging/notices.py etcdlock-cli "$cli_top/THIRD-PARTY-LICENSES"
     cli_name="packaging/cli-$$"
     check "etcdlock run (ETCDLOCK_ENDPOINTS from the environment) runs the command under the lock" \
         no_toolchain_no_cc timeout 30 "$cli_bin" run "$cli_name" -- sh -c 'test -n "$ETCDLOCK_FENCING_TOKEN"'
@@ -407,14 +297,18 @@ rm -f "$tmp/calls.log"
 check "install.sh with DESTDIR (no toolchain)" \
     no_toolchain env DESTDIR="$stage" bash bindings-c/install.sh --no-build --prefix /opt/etcdlock
 lib="$stage/opt/etcdlock/lib"
-check "libetcdlock.so.$version, .so.$major and .so links, .a, headers, .pc, CMake package, LICENSE" bash -c "
+check "libetcdlock.so.$version, .so.$major and .so links, .a, headers, .pc, CMake package, LICENSE, THIRD-PARTY-LICENSES, NOTICE" bash -c "
     [ -f '$lib/libetcdlock.so.$version' ] && [ ! -L '$lib/libetcdlock.so.$version' ] \
     && [ \"\$(readlink '$lib/libetcdlock.so.$major')\" = libetcdlock.so.$version ] \
     && [ \"\$(readlink '$lib/libetcdlock.so')\" = libetcdlock.so.$major ] \
     && [ -f '$lib/libetcdlock.a' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.h' ] && [ -f '$stage/opt/etcdlock/include/etcdlock.hpp' ] \
     && [ -f '$lib/pkgconfig/etcdlock.pc' ] && [ -f '$lib/pkgconfig/etcdlock-static.pc' ] \
     && [ -f '$lib/cmake/etcdlock/etcdlockConfig.cmake' ] && [ -f '$lib/cmake/etcdlock/etcdlockConfigVersion.cmake' ] \
-    && [ -f '$stage/opt/etcdlock/share/licenses/etcdlock/LICENSE' ]"
+    && [ -f '$stage/opt/etcdlock/share/licenses/etcdlock/LICENSE' ] \
+    && cmp -s '$stage/opt/etcdlock/share/licenses/etcdlock/THIRD-PARTY-LICENSES' THIRD-PARTY-LICENSES \
+    && cmp -s '$stage/opt/etcdlock/share/licenses/etcdlock/NOTICE' NOTICE"
+check "C: every crate linked into libetcdlock (cargo tree -p etcdlock-c) is named in share/licenses/etcdlock/THIRD-PARTY-LICENSES" \
+    "$PY" tests/packaging/notices.py etcdlock-c "$stage/opt/etcdlock/share/licenses/etcdlock/THIRD-PARTY-LICENSES"
 check "SONAME is libetcdlock.so.$major" bash -c "readelf -d '$lib/libetcdlock.so.$version' | grep -q 'SONAME.*\[libetcdlock.so.$major\]'"
 check "the .pc files name the install prefix, not DESTDIR, and set no rpath" bash -c "
     grep -q '^prefix=/opt/etcdlock$' '$lib/pkgconfig/etcdlock.pc' && ! grep -q rpath '$lib/pkgconfig/'*.pc && ! grep -q '$stage' '$lib/pkgconfig/'*.pc"
@@ -468,9 +362,11 @@ check "install.sh --uninstall removes every file" bash -c "
 if [ -f "$sdist" ]; then
     echo "== Packaging: sdist $(basename "$sdist"), built into a wheel in an empty directory"
     tar tzf "$sdist" >"$tmp/sdist.list"
-    check "sdist holds core, the patched etcd-client, Cargo.lock, LICENSE" bash -c "
-        grep -q '^etcdlock-$version/core/src/lib.rs$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/third_party/etcd-client/build.rs$' '$tmp/sdist.list' \
-        && grep -q '^etcdlock-$version/Cargo.lock$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/LICENSE$' '$tmp/sdist.list'"
+    check "sdist holds core, the patched etcd-client, Cargo.lock, LICENSE, THIRD-PARTY-LICENSES, NOTICE" bash -c "
+        grep -q '^etcdlock-$version/core/src/lib.rs$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/third_party/etcd-client/src/lib.rs$' '$tmp/sdist.list' \
+        && grep -q '^etcdlock-$version/Cargo.lock$' '$tmp/sdist.list' && grep -q '^etcdlock-$version/LICENSE$' '$tmp/sdist.list' \
+        && grep -q '^etcdlock-$version/bindings-python/THIRD-PARTY-LICENSES$' '$tmp/sdist.list' \
+        && grep -q '^etcdlock-$version/bindings-python/NOTICE$' '$tmp/sdist.list'"
     sbuild="$tmp/sdist-build"
     mkdir -p "$sbuild"
     tar -C "$sbuild" -xzf "$sdist"
@@ -497,7 +393,8 @@ if [ -f "$sdist" ]; then
     swheel="$(ls "$sbuild"/wheel/etcdlock-*.whl 2>/dev/null | head -1)"
     if [ -n "$swheel" ]; then
         check "the sdist's build compiled the sdist's own core and etcd-client" \
-            grep -Eq "Compiling etcd-client v[0-9.]+ \($sbuild/" "$tmp/sdist.log"
+            grep -Eq "Compiling (etcdlock-)?etcd-client v[0-9.]+ \($sbuild/" "$tmp/sdist.log"
+        wheel_notices sdist-wheel "$swheel"
         wheel_test sdist-wheel "$swheel"
     fi
 fi

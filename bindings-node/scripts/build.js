@@ -4,7 +4,8 @@
 // cdylib to ./etcdlock.node. Plain cargo (not the napi CLI) so that the artifact and cargo's
 // fingerprints are the ones the workspace's own release builds use (no needless rebuilds).
 //   --prebuild   (the prepack script) instead writes a stripped copy to
-//                ./prebuilds/<platform>/etcdlock.node, the file that `npm pack` ships, and
+//                ./prebuilds/<platform>/etcdlock.node, the file that `npm pack` ships, copies
+//                the repository's THIRD-PARTY-LICENSES and NOTICE beside package.json, and
 //                checks that package.json's version is the Cargo workspace's.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -67,6 +68,12 @@ if (prebuild) {
     process.exit(1);
   }
   console.error(`etcdlock: ${out} (${(fs.statSync(out).size / 1e6).toFixed(1)} MB)`);
+  // The notices of what the addon links (the Rust crates, mimalloc's C code) and the NOTICE, from
+  // the repository root into the package root (package.json "files"): copies, since npm pack
+  // leaves symbolic links out.
+  for (const f of ['THIRD-PARTY-LICENSES', 'NOTICE']) {
+    fs.copyFileSync(path.join(root, '..', f), path.join(root, f));
+  }
   process.exit(0);
 }
 
