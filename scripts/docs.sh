@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the documentation site into site/ (gitignored): the API references generated from the
+# code, each with its generator's warnings as errors, then `mkdocs build --strict` (a broken
+# link or a missing page fails it). A stage of scripts/test.sh.
+#
+#   1. rustdoc:  RUSTDOCFLAGS="-D warnings" cargo doc -p etcdlock --no-deps
+#   2. Python:   every public name has a docstring (scripts/docs/check_py_docstrings.py);
+#                mkdocstrings renders them inside the mkdocs build (docs/api/python.md)
+#   3. TypeDoc:  over bindings-node's .d.ts, --treatWarningsAsErrors (scripts/docs/typedoc.json)
+#   4. javadoc:  mvn javadoc:javadoc in bindings-java (doclint all, failOnWarnings: its pom.xml)
+#   5. Doxygen:  over include/etcdlock.h, WARN_AS_ERROR (scripts/docs/Doxyfile)
+#   6. mkdocs build --strict, with the references of 1 and 3-5 added as files of the site
+#      (scripts/docs/hooks.py), so links to them are checked too.
+#
+# Tools: mkdocs, mkdocs-material and mkdocstrings[python] from PyPI (pinned below), TypeDoc from
+# npm (scripts/docs/package.json), Doxygen from Debian, Maven and a JDK (scripts/install-java.sh);
+# each is installed only when missing, so a machine that has them builds offline.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+gen="$root/target/docs-gen"
+export ETCDLOCK_DOCS_GEN="$gen"
+log() { echo "== docs: $*"; }
+
+PY_TOOLS=(mkdocs==1.6.1 mkdocs-material==9.8.2 mkdocstrings==1.0.8 mkdocstrings-python==2.0.11 griffelib==2.4.1)
+if ! python3 - "${PY_TOOLS[@]}" <<'PY'
+import sys
+from importlib.metadata import version, PackageNotFoundError
+for spec in sys.argv[1:]:
+    name, want = spec.split("==")
+    try:
+        if version(name) != want:
+            sys.exit(1)
+    except PackageNotFoundError:
+        sys.exit(1)
+PY
+then
+    log "pip install ${PY_TOOLS[*]}"
+    python3 -m pip install --quiet "${PY_TOOLS[@]}"
+fi
+if [ ! -x scripts/docs/node_modules/.bin/typedoc ]; then
+    log "npm ci (TypeDoc)"
+    (cd scripts/docs && npm ci --no-audit --no-fund --silent)
+fi
+if [ ! -d bindings-node/node_modules/@types/node ]; then
+    log "npm ci in bindings-node (@types/node, for TypeDoc)"
+    (cd bindings-node && npm ci --no-audit --no-fund --silent --ignore-scripts)
+fi
+if ! command -v doxygen >/dev/null 2>&1; then
+    log "apt-get install doxygen"
+    apt-get install -y -qq doxygen >/dev/null || { apt-get update -qq && apt-get install -y -qq doxygen >/dev/null; }
+fi
+bash scripts/install-java.sh >/dev/null
+
+rm -rf "$gen" site
+mkdir -p "$gen/api"
+
+log "rustdoc (warnings as errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p etcdlock --no-deps
+cp -r target/doc "$gen/api/rust"
+
+log "Python: every public name has a docstring"
+python3 scripts/docs/check_py_docstrings.py
+
+log "TypeDoc (warnings as errors)"
+(cd scripts/docs && node_modules/.bin/typedoc --options typedoc.json --logLevel Warn --out "$gen/api/node")
+
+log "javadoc (doclint, warnings as errors)"
+(cd bindings-java && mvn -q -o javadoc:javadoc 2>&1 || mvn -q javadoc:javadoc)
+cp -r bindings-java/target/reports/apidocs "$gen/api/java"
+
+log "Doxygen over include/etcdlock.h (warnings as errors)"
+mkdir -p "$gen/api/c"
+{ cat scripts/docs/Doxyfile; echo "OUTPUT_DIRECTORY = $gen/api/c"; } | doxygen -
+
+# Not --quiet: with it, mkdocs 1.6 drops warnings before --strict counts them, and passes.
+log "mkdocs build --strict"
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict 2>&1 | { grep -v '^INFO ' || true; }
+# The generators' licence texts (.md files, left out of the pages by hooks.py).
+(cd "$gen" && find api -name '*.md' -exec cp --parents {} "$root/site/" \;)
+log "site/index.html ($(find site -type f | wc -l) files)"
