@@ -55,9 +55,11 @@ bash scripts/install-java.sh >/dev/null
 rm -rf "$gen" site
 mkdir -p "$gen/api"
 
+# Its own target directory: the dependencies' metadata is built for the dev profile, which the
+# test command builds nothing else for, and the stages beside this one keep target/'s lock.
 log "rustdoc (warnings as errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p etcdlock --no-deps
-cp -r target/doc "$gen/api/rust"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p etcdlock --no-deps --target-dir target/docs-build
+cp -r target/docs-build/doc "$gen/api/rust"
 
 log "Python: every public name has a docstring"
 python3 scripts/docs/check_py_docstrings.py
@@ -66,7 +68,7 @@ log "TypeDoc (warnings as errors)"
 (cd scripts/docs && node_modules/.bin/typedoc --options typedoc.json --logLevel Warn --out "$gen/api/node")
 
 log "javadoc (doclint, warnings as errors)"
-(cd bindings-java && mvn -q -o javadoc:javadoc 2>&1 || mvn -q javadoc:javadoc)
+(cd bindings-java && { mvn -B -q -o javadoc:javadoc || mvn -B -q javadoc:javadoc; })
 cp -r bindings-java/target/reports/apidocs "$gen/api/java"
 
 log "Doxygen over include/etcdlock.h (warnings as errors)"

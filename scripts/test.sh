@@ -97,6 +97,10 @@ full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --examp
 # A clean copy's `cargo publish --dry-run`, and a scratch crate built from the packaged crates
 # with no protoc (~1:40 of CPU, beside stages that mostly wait).
 full_bg "Rust: the crate publishes and builds from its package with no protoc" bash scripts/check-crate.sh
+# The documentation site: API references from the code (rustdoc, TypeDoc, javadoc, Doxygen; each
+# generator's warnings as errors), every public Python name documented, then mkdocs build
+# --strict into site/ (scripts/docs.sh; ~2:10 wall and 1:15 CPU on a fresh clone, ~0:35 after).
+full_bg "docs site (API references, mkdocs build --strict)" bash scripts/docs.sh
 full_bg "history checker: once-per-period, pool and database-fencing rules, controls" \
     bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py && python3 tests/history/fence_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
