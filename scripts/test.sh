@@ -65,7 +65,7 @@ stage_wait
 # The groups below run one after another. In each, the stages that mostly wait on etcd (fault
 # injection, lease expiry, watch resumption) run in the background beside at most one stage
 # that needs the CPU, in the foreground. A new suite joins the group whose foreground it does
-# not compete with (README.md, "Adding a suite").
+# not compete with (docs/testing.md, "Adding a suite").
 
 # Two tests do not apply to 3.5.1; they run on 3.6.16 and 3.5.35 below.
 echo "skipped on etcd 3.5.1: a_frozen_then_resumed_leader_costs_no_lock (FAULT-PAUSE-LEADER-001: before 3.5.13 a resumed old leader can revoke leases kept alive through the new one, etcd-io/etcd#15247)"
