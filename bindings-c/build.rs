@@ -14,23 +14,28 @@ fn main() {
     println!("cargo:rerun-if-changed=../include/etcdlock.h");
     println!("cargo:rerun-if-env-changed=ETCDLOCK_UPDATE_HEADER");
 
-    // The shared library's SONAME (install name on macOS): libetcdlock.so.MAJOR, which
-    // install.sh installs as libetcdlock.so.VERSION with the .so.MAJOR and .so links.
+    // The shared library's SONAME (install name on macOS): libetcdlock.so.ABI, which install.sh
+    // installs as libetcdlock.so.VERSION with the .so.ABI and .so links. ABI is the major
+    // version from 1.0 on, and MAJOR.MINOR (0.1, 0.2, ...) before: under semver every 0.x minor
+    // release may break the ABI, so a program built against 0.1 must not load a 0.2 library
+    // that a shared libetcdlock.so.0 would let the loader pick.
     let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap();
+    let minor = std::env::var("CARGO_PKG_VERSION_MINOR").unwrap();
+    let abi = if major == "0" { format!("{major}.{minor}") } else { major };
     match std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
         "macos" | "ios" => {
-            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libetcdlock.{major}.dylib")
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libetcdlock.{abi}.dylib")
         }
         "windows" => {}
         _ => {
-            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libetcdlock.so.{major}");
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libetcdlock.so.{abi}");
             // Programs linked against the build output (-L target/release, the demo's and the
             // benchmarks' C programs) need the library under its SONAME at run time: a
-            // libetcdlock.so.MAJOR -> libetcdlock.so link next to it (OUT_DIR is
+            // libetcdlock.so.ABI -> libetcdlock.so link next to it (OUT_DIR is
             // <profile dir>/build/<pkg>-<hash>/out; the link dangles until the library is linked).
             let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
             if let Some(profile_dir) = out.ancestors().nth(3) {
-                let link = profile_dir.join(format!("libetcdlock.so.{major}"));
+                let link = profile_dir.join(format!("libetcdlock.so.{abi}"));
                 if std::fs::read_link(&link).ok().as_deref() != Some(std::path::Path::new("libetcdlock.so")) {
                     let _ = std::fs::remove_file(&link);
                     #[cfg(unix)]

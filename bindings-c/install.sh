@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the C library: libetcdlock.so.VERSION (SONAME libetcdlock.so.MAJOR, stripped) with its
-# libetcdlock.so.MAJOR and libetcdlock.so links, libetcdlock.a, include/etcdlock.h and the C++
+# Installs the C library: libetcdlock.so.VERSION (SONAME libetcdlock.so.ABI, stripped: ABI is
+# MAJOR.MINOR while MAJOR is 0, else MAJOR) with its libetcdlock.so.ABI and libetcdlock.so links,
+# libetcdlock.a, include/etcdlock.h and the C++
 # RAII wrapper include/etcdlock.hpp (with include/etcdlock_tasks.hpp, include/etcdlock_pool.hpp,
 # include/etcdlock_cache.hpp and include/etcdlock_lockset.hpp, which it includes),
 # pkg-config files (etcdlock.pc: shared; etcdlock-static.pc: the archive, with
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=0; shift ;;
         --no-strip) strip=0; shift ;;
         --uninstall) uninstall=1; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         -*) echo "install.sh: unknown option $1" >&2; exit 2 ;;
         *) prefix="$1"; shift ;;
     esac
@@ -49,16 +50,21 @@ destdir="${destdir%/}"
 
 version="$(sed -n 's/^#define ETCDLOCK_VERSION "\(.*\)"$/\1/p' "$root/include/etcdlock.h")"
 major="${version%%.*}"
-[ -n "$version" ] && [ -n "$major" ] || { echo "install.sh: no ETCDLOCK_VERSION in include/etcdlock.h" >&2; exit 1; }
+minor="${version#*.}"
+minor="${minor%%.*}"
+[ -n "$version" ] && [ -n "$major" ] && [ -n "$minor" ] || { echo "install.sh: no ETCDLOCK_VERSION in include/etcdlock.h" >&2; exit 1; }
+# The ABI version in the SONAME (bindings-c/build.rs): every 0.x minor release may break the ABI.
+abi="$major"
+[ "$major" != 0 ] || abi="$major.$minor"
 
 case "$(uname -s)" in
-    Darwin) so=libetcdlock.dylib; so_major="libetcdlock.$major.dylib"; so_real="libetcdlock.$version.dylib" ;;
-    *) so=libetcdlock.so; so_major="libetcdlock.so.$major"; so_real="libetcdlock.so.$version" ;;
+    Darwin) so=libetcdlock.dylib; so_abi="libetcdlock.$abi.dylib"; so_real="libetcdlock.$version.dylib" ;;
+    *) so=libetcdlock.so; so_abi="libetcdlock.so.$abi"; so_real="libetcdlock.so.$version" ;;
 esac
 
 # Every path an install creates, relative to DESTDIR (uninstall removes these and nothing else).
 files=(
-    "$libdir/$so_real" "$libdir/$so_major" "$libdir/$so" "$libdir/libetcdlock.a"
+    "$libdir/$so_real" "$libdir/$so_abi" "$libdir/$so" "$libdir/libetcdlock.a"
     "$includedir/etcdlock.h" "$includedir/etcdlock.hpp" "$includedir/etcdlock_tasks.hpp" "$includedir/etcdlock_pool.hpp" "$includedir/etcdlock_cache.hpp" "$includedir/etcdlock_lockset.hpp"
     "$libdir/pkgconfig/etcdlock.pc" "$libdir/pkgconfig/etcdlock-static.pc"
     "$libdir/cmake/etcdlock/etcdlockConfig.cmake" "$libdir/cmake/etcdlock/etcdlockConfigVersion.cmake"
@@ -93,7 +99,7 @@ rel="$target/release"
 # The SONAME comes from bindings-c/build.rs; a library without the right one must not ship.
 if command -v readelf >/dev/null 2>&1 && [ "$so" = libetcdlock.so ]; then
     soname="$(readelf -d "$rel/$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
-    [ "$soname" = "$so_major" ] || { echo "install.sh: $rel/$so has SONAME '$soname', expected $so_major" >&2; exit 1; }
+    [ "$soname" = "$so_abi" ] || { echo "install.sh: $rel/$so has SONAME '$soname', expected $so_abi" >&2; exit 1; }
 fi
 
 D="$destdir"
@@ -112,8 +118,8 @@ if [ "$strip" = 1 ]; then
     fi
 fi
 install -m 0755 "$tmp/$so" "$D$libdir/$so_real"
-ln -sfn "$so_real" "$D$libdir/$so_major"
-ln -sfn "$so_major" "$D$libdir/$so"
+ln -sfn "$so_real" "$D$libdir/$so_abi"
+ln -sfn "$so_abi" "$D$libdir/$so"
 install -m 0644 "$tmp/libetcdlock.a" "$D$libdir/libetcdlock.a"
 install -m 0644 "$root/include/etcdlock.h" "$D$includedir/etcdlock.h"
 install -m 0644 "$root/include/etcdlock.hpp" "$D$includedir/etcdlock.hpp"
@@ -129,7 +135,7 @@ done
 subst() { # subst TEMPLATE OUT
     sed -e "s|@PREFIX@|$prefix|g" -e "s|@LIBDIR@|$libdir|g" -e "s|@INCLUDEDIR@|$includedir|g" \
         -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" \
-        -e "s|@SO_REAL@|$so_real|g" -e "s|@SO_MAJOR@|$so_major|g" "$1" > "$2"
+        -e "s|@SO_REAL@|$so_real|g" -e "s|@SO_ABI@|$so_abi|g" "$1" > "$2"
 }
 subst "$here/packaging/etcdlock.pc.in" "$D$libdir/pkgconfig/etcdlock.pc"
 subst "$here/packaging/etcdlock-static.pc.in" "$D$libdir/pkgconfig/etcdlock-static.pc"
