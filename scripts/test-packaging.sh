@@ -380,6 +380,10 @@ if [ -f "$sdist" ]; then
     sbuild="$tmp/sdist-build"
     mkdir -p "$sbuild"
     tar -C "$sbuild" -xzf "$sdist"
+    # maturin dates every file in the sdist 2006: older than the copied fingerprints below, so
+    # cargo would take the checkout's compiled core and etcd-client as the sdist's (same paths in
+    # the workspace, same unit hashes) and compile neither. Dated now, they are compiled.
+    find "$sbuild" -type f -exec touch -c {} +
     # pip's isolated build (maturin from the index) with cargo but no protoc, into a copy of the
     # workspace's release build: the crates.io crates are reused from it (compiling them again
     # would cost ~10 minutes of CI). Not into target/ itself: the crates that the sdist holds
