@@ -115,6 +115,8 @@ full_bg "history checker: semaphore, rwlock, election and task queue rules, cont
 full_bg "history checker: prefix cache and lock set rules, controls" \
     bash -c 'python3 tests/history/cache_controls.py && python3 tests/history/lockset_controls.py'
 full_bg "the checked-in protobuf code is what tonic-prost-build generates" bash scripts/check-proto-gen.sh
+# The Grafana dashboard (docs/grafana/) against a scrape of `etcdlock run --health-addr` (~3 s).
+full_bg "the Grafana dashboard queries only exported metrics, and shows them all" python3 tests/dashboard/check.py
 full "Packaging" bash scripts/test-packaging.sh
 stage "Conformance" python3 tests/conformance/check.py
 stage_wait

@@ -72,8 +72,10 @@ pub fn spawn(cmd: &[String], shell: bool, env: &[(String, String)], stdin: Optio
 /// end open there would never let the command see the end of its input.
 fn input_file(bytes: &[u8]) -> std::io::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
+    // Through syscall(2), not glibc's wrapper, which exists from glibc 2.27 only: the command
+    // line is to run on glibc 2.17 systems too (#58; the kernel call itself is Linux 3.17+).
     // SAFETY: memfd_create takes a NUL-terminated name and returns a new descriptor we own.
-    let fd = unsafe { libc::memfd_create(c"etcdlock-input".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = unsafe { libc::syscall(libc::SYS_memfd_create, c"etcdlock-input".as_ptr(), libc::MFD_CLOEXEC) } as libc::c_int;
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
