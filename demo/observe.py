@@ -4,6 +4,7 @@ one summary, the lock's queue as `client.inspect()` saw it at one moment of cont
 was up when, as the workers' service registrations discovered by `client.discover()`."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -23,12 +24,22 @@ MEANS = [("lock wait", "etcdlock_lock_wait_seconds"), ("lock hold", "etcdlock_lo
          ("keepalive round trip", "etcdlock_keepalive_rtt_seconds")]
 
 
+def without_client(samples: dict[str, float]) -> dict[str, float]:
+    """The samples keyed without their `client` label (each worker's one client has its own
+    name), so that the workers' numbers add up by metric."""
+    out = {}
+    for key, v in samples.items():
+        key = re.sub(r'client="(?:[^"\\]|\\.)*",?', "", key).replace("{}", "")
+        out[key] = out.get(key, 0) + v
+    return out
+
+
 def summary(texts: dict[str, str]) -> tuple[list[str], list[str]]:
     """Lines of the summary of every worker's metrics text, and the workers whose text did not parse."""
     parsed, bad = {}, []
     for label, text in sorted(texts.items()):
         try:
-            parsed[label] = prometheus_text.parse(text)
+            parsed[label] = without_client(prometheus_text.parse(text))
         except ValueError as e:
             bad.append(f"{label}: {e}")
     total = lambda name: sum(s.get(name, 0) for s in parsed.values())  # noqa: E731
