@@ -49,6 +49,12 @@ full_bg "etcd 3.6.16 and 3.5.35, and the Go resolver program, built from the Go 
 # under `cargo test --all-targets` each would only compile once more, as an empty test harness
 # (a minute of CPU apiece). The stage before the build keeps it so.
 rust_targets=(--workspace --all-targets --exclude etcdlock-c --exclude etcdlock-python --exclude etcdlock-java --exclude etcdlock-node)
+# Beside the build, in target directories of their own (nothing they compile is shared with it;
+# ~2:20 of CPU together, where no stage is timing anything): a clean copy's `cargo publish
+# --dry-run` with a scratch crate built from the packaged crates, no protoc anywhere; and the
+# checked-in protobuf code against tonic-prost-build's.
+full_bg "Rust: the crate publishes and builds from its package with no protoc" bash scripts/check-crate.sh
+full_bg "the checked-in protobuf code is what tonic-prost-build generates" bash scripts/check-proto-gen.sh
 stage "the bindings' crates hold no Rust tests" bash -c '! grep -rnE "#\[(tokio::)?test\b|#\[cfg\(test\)\]" bindings-*/src'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release "${rust_targets[@]}" --no-run
@@ -94,9 +100,6 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
 full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
-# A clean copy's `cargo publish --dry-run`, and a scratch crate built from the packaged crates
-# with no protoc (~1:40 of CPU, beside stages that mostly wait).
-full_bg "Rust: the crate publishes and builds from its package with no protoc" bash scripts/check-crate.sh
 # The documentation site: API references from the code (rustdoc, TypeDoc, javadoc, Doxygen; each
 # generator's warnings as errors), every public Python name documented, then mkdocs build
 # --strict into site/ (scripts/docs.sh; ~2:10 wall and 1:15 CPU on a fresh clone, ~0:35 after).
@@ -114,7 +117,6 @@ full_bg "history checker: semaphore, rwlock, election and task queue rules, cont
     bash -c 'python3 tests/history/test_recipes_check.py && python3 tests/history/controls.py --kind semaphore --permits 2 --workers 6 && python3 tests/history/controls.py --kind rwlock && python3 tests/history/controls.py --kind election && python3 tests/history/queue_controls.py'
 full_bg "history checker: prefix cache and lock set rules, controls" \
     bash -c 'python3 tests/history/cache_controls.py && python3 tests/history/lockset_controls.py'
-full_bg "the checked-in protobuf code is what tonic-prost-build generates" bash scripts/check-proto-gen.sh
 # The Grafana dashboard (docs/grafana/) against a scrape of `etcdlock run --health-addr` (~3 s).
 full_bg "the Grafana dashboard queries only exported metrics, and shows them all" python3 tests/dashboard/check.py
 full "Packaging" bash scripts/test-packaging.sh
