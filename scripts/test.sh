@@ -83,7 +83,7 @@ stage_bg "C" env ETCD_BIN="$etcd_bindings" bash bindings-c/test.sh
 # A throwaway PostgreSQL (tests/pg_harness.py) and the shared etcd; then the README's and the
 # module's examples that need the feature (its doc tests: ~1 s, nothing compiles again).
 stage_bg "Rust: fencing at PostgreSQL and the prometheus collector (core with features postgres, prometheus)" \
-    bash -c 'cargo test --release -p etcdlock --features postgres,prometheus --test fencing_postgres --test metrics_prometheus && cargo test --release -p etcdlock --features postgres,prometheus --doc -- postgres PrometheusCollector ReadmeDoctests'
+    bash -c 'cargo test --release -p etcdlock --features postgres,prometheus --test fencing_postgres --test metrics_prometheus && cargo test --release -p etcdlock --features postgres,prometheus --doc -- postgres PrometheusCollector ReadmeDoctests RustManualDoctests'
 # The foreground: the workers' builds (C's and Node's libraries, which their suites then reuse),
 # then Node (its contention test wants the CPU the builds above take at their start), then Java.
 full "the demo's and the soak's workers (Rust, C, Node)" \

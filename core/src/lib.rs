@@ -87,3 +87,9 @@ struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
+
+/// The Rust manual's examples (docs/manual/rust.md, moved there from the README), compiled as
+/// doc tests too (only under doctest: the file is not in the published crate).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/manual/rust.md")]
+struct RustManualDoctests;

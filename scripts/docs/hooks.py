@@ -18,6 +18,9 @@ section of it with a line of its own:
   whose section is not on the page goes to the page that includes that section, else to text.
 - In ```rust blocks, rustdoc's hidden lines (``# ...``) are dropped, as rustdoc shows them.
 
+A page's own links to repository files outside docs/ become text naming the file (the site
+holds no copy of them).
+
 ``on_files`` adds the generated API references (scripts/docs.sh writes them under api/ in
 $ETCDLOCK_DOCS_GEN, default target/docs-gen) as files of the site, so that links to them are
 checked like any other link.
@@ -128,6 +131,14 @@ def strip_rust_hidden(lines):
     return out
 
 
+def as_text(label, target, repo):
+    """A link to a file the site does not hold, as text: its label and its repository path."""
+    bare = label.strip("`")
+    if bare in (target, repo) or repo.endswith("/" + bare):
+        return f"`{repo}` (in the repository)"
+    return f"{label} (`{repo}` in the repository)"
+
+
 def page_link(from_page, to_page, anchor):
     rel = posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
     return rel + (f"#{anchor}" if anchor else "")
@@ -162,7 +173,7 @@ def rewrite_links(text, src, page, local_slugs, docs_dir):
         where = repo + (f"#{anchor}" if anchor and path else "")
         if not path:
             return text_label
-        return f"{text_label} (`{where}` in the repository)"
+        return as_text(text_label, target, where)
 
     return LINK.sub(fix, text)
 
@@ -208,5 +219,26 @@ def on_files(files, config):
     return files
 
 
+def outside_links(markdown, page):
+    """A page's own links to repository files outside docs/ (right on GitHub, where the page is
+    read in the repository too) become text naming the file; a missing file is a warning."""
+    base = posixpath.join("docs", posixpath.dirname(page))
+
+    def fix(m):
+        label, target = m.group(1), m.group(2)
+        path = target.partition("#")[0]
+        if not path or re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            return m.group(0)
+        repo = posixpath.normpath(posixpath.join(base, path))
+        if repo.startswith("docs/"):
+            return m.group(0)
+        if not os.path.exists(os.path.join(ROOT, repo)):
+            log.warning(f"docs/{page} links to {target}, which does not exist")
+        return as_text(label[1:-1], target, repo)
+
+    return LINK.sub(fix, markdown)
+
+
 def on_page_markdown(markdown, page, config, files):
-    return expand(markdown, page.file.src_uri, config["docs_dir"])
+    own = outside_links(markdown, page.file.src_uri)
+    return expand(own, page.file.src_uri, config["docs_dir"])
