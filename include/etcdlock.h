@@ -452,11 +452,17 @@ typedef struct etcdlock_kv {
    * `key_len` bytes, not NUL-terminated.
    */
   const uint8_t *key;
+  /**
+   * The length of `key` in bytes.
+   */
   size_t key_len;
   /**
    * `value_len` bytes, not NUL-terminated (may be empty).
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
   /**
    * The revision of the put that created the key (since it was last deleted).
@@ -481,7 +487,13 @@ typedef struct etcdlock_kv {
  * etcdlock_kv_set_free.
  */
 typedef struct etcdlock_kv_set {
+  /**
+   * The entries, `n_kvs` of them, ordered by key.
+   */
   const struct etcdlock_kv *kvs;
+  /**
+   * How many entries `kvs` points to.
+   */
   size_t n_kvs;
   /**
    * The revision the copy was at: every change up to it is in, none after it.
@@ -501,17 +513,29 @@ typedef struct etcdlock_cache_event {
    * `key_len` bytes, not NUL-terminated.
    */
   const uint8_t *key;
+  /**
+   * The length of `key` in bytes.
+   */
   size_t key_len;
   /**
    * The new value (`value_len` bytes; empty for a delete and for RESYNCED).
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
   /**
    * Whether the copy had the key before this change; then `prev_value` is its value then.
    */
   bool has_prev;
+  /**
+   * The key's value before this change (`prev_value_len` bytes), when `has_prev`.
+   */
   const uint8_t *prev_value;
+  /**
+   * The length of `prev_value` in bytes (0 without `has_prev`).
+   */
   size_t prev_value_len;
   /**
    * The revision of the change (of the read, for the changes a resync found and RESYNCED).
@@ -619,12 +643,18 @@ typedef struct etcdlock_instance {
    * The instance's name: its key after `<service>/` (`name_len` bytes, not NUL-terminated).
    */
   const uint8_t *name;
+  /**
+   * The length of `name` in bytes.
+   */
   size_t name_len;
   /**
    * What it registered (`value_len` bytes, not NUL-terminated; may be empty). For a Go gRPC
    * resolver: etcdlock_grpc_endpoint's value (etcdlock_grpc_endpoint_addr reads it back).
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
   /**
    * The lease its key is bound to (0 for a key put without one, e.g. by hand).
@@ -641,7 +671,13 @@ typedef struct etcdlock_instance {
  * etcdlock_instance_set_free.
  */
 typedef struct etcdlock_instance_set {
+  /**
+   * The instances, `n_instances` of them.
+   */
   const struct etcdlock_instance *instances;
+  /**
+   * How many entries `instances` points to.
+   */
   size_t n_instances;
   /**
    * The etcd revision this set is the state at.
@@ -669,11 +705,17 @@ typedef struct etcdlock_leader {
    * NUL-terminated; may be empty).
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
   /**
    * The leader's key, `<name>/<lease hex>` (`key_len` bytes, not NUL-terminated).
    */
   const uint8_t *key;
+  /**
+   * The length of `key` in bytes.
+   */
   size_t key_len;
   /**
    * The key's create revision: the leader's fencing token, greater than every earlier
@@ -694,6 +736,9 @@ typedef struct etcdlock_queue_entry {
    * The queue key, `<name>/<lease hex>[-n]` (`key_len` bytes, not NUL-terminated).
    */
   const uint8_t *key;
+  /**
+   * The length of `key` in bytes.
+   */
   size_t key_len;
   /**
    * The key's create revision: the fencing token it has, or will have once it holds.
@@ -712,6 +757,9 @@ typedef struct etcdlock_queue_entry {
    * empty for none.
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
   /**
    * NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
@@ -727,7 +775,13 @@ typedef struct etcdlock_queue_entry {
  * writer), the others wait in that order. Free with etcdlock_lock_state_free.
  */
 typedef struct etcdlock_lock_state {
+  /**
+   * The queue's entries in order, `n_entries` of them (the holders first).
+   */
   const struct etcdlock_queue_entry *entries;
+  /**
+   * How many entries `entries` points to.
+   */
   size_t n_entries;
   /**
    * The etcd revision the queue was read at.
@@ -797,12 +851,21 @@ typedef struct etcdlock_op {
    * ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
    */
   int kind;
+  /**
+   * The key (`key_len` bytes, not NUL-terminated).
+   */
   const uint8_t *key;
+  /**
+   * The length of `key` in bytes.
+   */
   size_t key_len;
   /**
    * The put's value (NULL only with `value_len` 0).
    */
   const uint8_t *value;
+  /**
+   * The length of `value` in bytes.
+   */
   size_t value_len;
 } etcdlock_op;
 
@@ -810,7 +873,13 @@ typedef struct etcdlock_op {
  * One structured field of an event, both strings NUL-terminated (numbers in decimal).
  */
 typedef struct etcdlock_log_field {
+  /**
+   * The field's name.
+   */
   const char *key;
+  /**
+   * The field's value, as text.
+   */
   const char *value;
 } etcdlock_log_field;
 
@@ -834,6 +903,9 @@ typedef struct etcdlock_log_record {
    * Its fields, e.g. lock, token, reason, held_ms for a lost lock.
    */
   const struct etcdlock_log_field *fields;
+  /**
+   * How many entries `fields` points to.
+   */
   size_t n_fields;
 } etcdlock_log_record;
 
@@ -893,7 +965,13 @@ typedef struct etcdlock_slot_info {
  * A pool's slots in its order, read at one revision. Free with etcdlock_pool_state_free.
  */
 typedef struct etcdlock_pool_state {
+  /**
+   * The slots in the pool's order, `n_slots` of them.
+   */
   const struct etcdlock_slot_info *slots;
+  /**
+   * How many entries `slots` points to.
+   */
   size_t n_slots;
 } etcdlock_pool_state;
 
@@ -929,7 +1007,13 @@ typedef void (*etcdlock_task_cb)(void *user_data, int status, struct etcdlock_ta
  * How many items of one priority are pending.
  */
 typedef struct etcdlock_priority_count {
+  /**
+   * The priority.
+   */
   int32_t priority;
+  /**
+   * How many pending items have it.
+   */
   uint64_t count;
 } etcdlock_priority_count;
 
@@ -946,6 +1030,9 @@ typedef struct etcdlock_queue_counts {
    * `pending` by priority, the highest priority first (`n_by_priority` entries).
    */
   const struct etcdlock_priority_count *by_priority;
+  /**
+   * How many entries `by_priority` points to.
+   */
   size_t n_by_priority;
   /**
    * Put or given back with a delay that has not passed.
@@ -978,11 +1065,17 @@ typedef struct etcdlock_dead_task {
    * `payload_len` bytes, not NUL-terminated.
    */
   const uint8_t *payload;
+  /**
+   * The length of `payload` in bytes.
+   */
   size_t payload_len;
   /**
    * The deliveries it had.
    */
   uint32_t attempts;
+  /**
+   * The priority it was put with.
+   */
   int32_t priority;
 } etcdlock_dead_task;
 
@@ -990,7 +1083,13 @@ typedef struct etcdlock_dead_task {
  * A queue's dead letters, in id order (bytewise). Free with etcdlock_dead_task_list_free.
  */
 typedef struct etcdlock_dead_task_list {
+  /**
+   * The dead items, `n_tasks` of them.
+   */
   const struct etcdlock_dead_task *tasks;
+  /**
+   * How many entries `tasks` points to.
+   */
   size_t n_tasks;
 } etcdlock_dead_task_list;
 

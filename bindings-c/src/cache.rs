@@ -27,9 +27,11 @@ pub struct etcdlock_cache {
 pub struct etcdlock_kv {
     /// `key_len` bytes, not NUL-terminated.
     pub key: *const u8,
+    /// The length of `key` in bytes.
     pub key_len: usize,
     /// `value_len` bytes, not NUL-terminated (may be empty).
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
     /// The revision of the put that created the key (since it was last deleted).
     pub create_revision: i64,
@@ -45,7 +47,9 @@ pub struct etcdlock_kv {
 /// etcdlock_kv_set_free.
 #[repr(C)]
 pub struct etcdlock_kv_set {
+    /// The entries, `n_kvs` of them, ordered by key.
     pub kvs: *const etcdlock_kv,
+    /// How many entries `kvs` points to.
     pub n_kvs: usize,
     /// The revision the copy was at: every change up to it is in, none after it.
     pub revision: i64,

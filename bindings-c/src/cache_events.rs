@@ -25,13 +25,17 @@ pub struct etcdlock_cache_event {
     pub kind: c_int,
     /// `key_len` bytes, not NUL-terminated.
     pub key: *const u8,
+    /// The length of `key` in bytes.
     pub key_len: usize,
     /// The new value (`value_len` bytes; empty for a delete and for RESYNCED).
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
     /// Whether the copy had the key before this change; then `prev_value` is its value then.
     pub has_prev: bool,
+    /// The key's value before this change (`prev_value_len` bytes), when `has_prev`.
     pub prev_value: *const u8,
+    /// The length of `prev_value` in bytes (0 without `has_prev`).
     pub prev_value_len: usize,
     /// The revision of the change (of the read, for the changes a resync found and RESYNCED).
     pub revision: i64,

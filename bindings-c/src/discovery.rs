@@ -13,10 +13,12 @@ use std::os::raw::{c_char, c_int};
 pub struct etcdlock_instance {
     /// The instance's name: its key after `<service>/` (`name_len` bytes, not NUL-terminated).
     pub name: *const u8,
+    /// The length of `name` in bytes.
     pub name_len: usize,
     /// What it registered (`value_len` bytes, not NUL-terminated; may be empty). For a Go gRPC
     /// resolver: etcdlock_grpc_endpoint's value (etcdlock_grpc_endpoint_addr reads it back).
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
     /// The lease its key is bound to (0 for a key put without one, e.g. by hand).
     pub lease: i64,
@@ -28,7 +30,9 @@ pub struct etcdlock_instance {
 /// etcdlock_instance_set_free.
 #[repr(C)]
 pub struct etcdlock_instance_set {
+    /// The instances, `n_instances` of them.
     pub instances: *const etcdlock_instance,
+    /// How many entries `instances` points to.
     pub n_instances: usize,
     /// The etcd revision this set is the state at.
     pub revision: i64,

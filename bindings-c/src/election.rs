@@ -23,9 +23,11 @@ pub struct etcdlock_leader {
     /// The proposal: the campaign's value or the last proclamation (`value_len` bytes, not
     /// NUL-terminated; may be empty).
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
     /// The leader's key, `<name>/<lease hex>` (`key_len` bytes, not NUL-terminated).
     pub key: *const u8,
+    /// The length of `key` in bytes.
     pub key_len: usize,
     /// The key's create revision: the leader's fencing token, greater than every earlier
     /// leader's (etcdlock_lock_fencing_token of its leadership).

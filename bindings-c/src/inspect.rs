@@ -9,6 +9,7 @@ use std::os::raw::{c_char, c_int};
 pub struct etcdlock_queue_entry {
     /// The queue key, `<name>/<lease hex>[-n]` (`key_len` bytes, not NUL-terminated).
     pub key: *const u8,
+    /// The length of `key` in bytes.
     pub key_len: usize,
     /// The key's create revision: the fencing token it has, or will have once it holds.
     pub fencing_token: i64,
@@ -19,6 +20,7 @@ pub struct etcdlock_queue_entry {
     /// What the acquire attached (etcdlock_lock_acquire_with_value), an election's proposal;
     /// empty for none.
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
     /// NUL-terminated: "read" or "write" for a read-write lock's key, "permits=N" for a
     /// semaphore's of N ("permits=N,count=K" for one taking K at once), "" for a lock's or an
@@ -31,7 +33,9 @@ pub struct etcdlock_queue_entry {
 /// writer), the others wait in that order. Free with etcdlock_lock_state_free.
 #[repr(C)]
 pub struct etcdlock_lock_state {
+    /// The queue's entries in order, `n_entries` of them (the holders first).
     pub entries: *const etcdlock_queue_entry,
+    /// How many entries `entries` points to.
     pub n_entries: usize,
     /// The etcd revision the queue was read at.
     pub revision: i64,

@@ -24,7 +24,9 @@ pub const ETCDLOCK_LOG_TRACE: c_int = 5;
 /// One structured field of an event, both strings NUL-terminated (numbers in decimal).
 #[repr(C)]
 pub struct etcdlock_log_field {
+    /// The field's name.
     pub key: *const c_char,
+    /// The field's value, as text.
     pub value: *const c_char,
 }
 
@@ -39,6 +41,7 @@ pub struct etcdlock_log_record {
     pub message: *const c_char,
     /// Its fields, e.g. lock, token, reason, held_ms for a lost lock.
     pub fields: *const etcdlock_log_field,
+    /// How many entries `fields` points to.
     pub n_fields: usize,
 }
 

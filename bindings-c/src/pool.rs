@@ -496,7 +496,9 @@ pub struct etcdlock_slot_info {
 /// A pool's slots in its order, read at one revision. Free with etcdlock_pool_state_free.
 #[repr(C)]
 pub struct etcdlock_pool_state {
+    /// The slots in the pool's order, `n_slots` of them.
     pub slots: *const etcdlock_slot_info,
+    /// How many entries `slots` points to.
     pub n_slots: usize,
 }
 

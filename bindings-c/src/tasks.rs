@@ -216,7 +216,9 @@ unsafe fn claim_options(timeout_ms: i64, cancel: *const etcdlock_cancel, worker:
 /// How many items of one priority are pending.
 #[repr(C)]
 pub struct etcdlock_priority_count {
+    /// The priority.
     pub priority: i32,
+    /// How many pending items have it.
     pub count: u64,
 }
 
@@ -228,6 +230,7 @@ pub struct etcdlock_queue_counts {
     pub pending: u64,
     /// `pending` by priority, the highest priority first (`n_by_priority` entries).
     pub by_priority: *const etcdlock_priority_count,
+    /// How many entries `by_priority` points to.
     pub n_by_priority: usize,
     /// Put or given back with a delay that has not passed.
     pub delayed: u64,
@@ -295,16 +298,20 @@ pub struct etcdlock_dead_task {
     pub id: *const c_char,
     /// `payload_len` bytes, not NUL-terminated.
     pub payload: *const u8,
+    /// The length of `payload` in bytes.
     pub payload_len: usize,
     /// The deliveries it had.
     pub attempts: u32,
+    /// The priority it was put with.
     pub priority: i32,
 }
 
 /// A queue's dead letters, in id order (bytewise). Free with etcdlock_dead_task_list_free.
 #[repr(C)]
 pub struct etcdlock_dead_task_list {
+    /// The dead items, `n_tasks` of them.
     pub tasks: *const etcdlock_dead_task,
+    /// How many entries `tasks` points to.
     pub n_tasks: usize,
 }
 
@@ -517,10 +524,13 @@ pub const ETCDLOCK_OP_DELETE: c_int = 1;
 pub struct etcdlock_op {
     /// ETCDLOCK_OP_PUT or ETCDLOCK_OP_DELETE.
     pub kind: c_int,
+    /// The key (`key_len` bytes, not NUL-terminated).
     pub key: *const u8,
+    /// The length of `key` in bytes.
     pub key_len: usize,
     /// The put's value (NULL only with `value_len` 0).
     pub value: *const u8,
+    /// The length of `value` in bytes.
     pub value_len: usize,
 }
 
