@@ -42,6 +42,7 @@ pub use lease::Lease;
 pub use sync::election::{Election, Leader, Leadership, Observer};
 pub use sync::follow::Follow;
 pub use sync::guard::LockGuard;
+pub use sync::spans;
 pub use sync::registry::{grpc_endpoint, grpc_endpoint_addr, Discovery, Instance, Instances, RegisterOptions, Registration, RegistrationEvent, RegistrationEvents};
 pub use sync::rwlock::RwLock;
 pub use sync::semaphore::{Semaphore, MAX_PERMITS};

@@ -57,6 +57,9 @@ pub(crate) struct Shared {
     /// The key's mod revision after this guard's last `set_value` (at first its create revision,
     /// the token): each one compares against it (see `sync/ordered.rs`), one at a time.
     value_rev: tokio::sync::Mutex<i64>,
+    /// The `etcdlock.hold` (or `etcdlock.lead`) span, from [`LockGuard::begin_hold`] until the
+    /// hold ends (see `sync/spans.rs`).
+    hold: std::sync::Mutex<Option<tracing::Span>>,
 }
 
 impl LockGuard {
@@ -88,6 +91,7 @@ impl LockGuard {
             lease_use: std::sync::Mutex::new(lease_use),
             kind,
             value_rev: tokio::sync::Mutex::new(token),
+            hold: std::sync::Mutex::new(None),
         });
         tracing::debug!(target: "etcdlock", lock = %shared.name(), token, lease = format_args!("{:x}", shared.lease.id()), "lock acquired");
         match own_sub {
@@ -100,6 +104,24 @@ impl LockGuard {
 
     pub(crate) fn client(&self) -> &Client {
         &self.shared.client
+    }
+
+    /// Gives the hold its span, once the acquire call returns it; ends that span at once if the
+    /// hold already ended. Pairs with `Shared::mark_lost`, which sets the lost flag before it
+    /// takes the span: either it finds the span here, or this sees the flag.
+    pub(crate) fn begin_hold(&self, span: tracing::Span) {
+        if span.is_disabled() {
+            return;
+        }
+        let s = &self.shared;
+        let mut hold = s.hold.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(reason) = s.lost.reason() {
+            crate::sync::spans::end_lost(span, reason);
+        } else if s.released.load(Ordering::Acquire) {
+            crate::sync::spans::end_hold(span, "released");
+        } else {
+            *hold = Some(span);
+        }
     }
 
     /// The lock name.
@@ -307,6 +329,7 @@ impl LockGuard {
             return Err(not_held("the lock was already released"));
         }
         let s = &self.shared;
+        s.end_hold(s.lost.reason(), "released");
         let txn = || {
             let mut all = ops.clone();
             all.push(TxnOp::delete(s.key.clone(), None));
@@ -346,7 +369,11 @@ impl LockGuard {
     /// released before. Then [`LockGuard::finish_ending`] once the Txn answered, or
     /// [`LockGuard::delete_after_ending`] if it did not.
     pub(crate) fn begin_ending(&self) -> bool {
-        self.shared.mark_released()
+        let first = self.shared.mark_released();
+        if first {
+            self.shared.end_hold(self.shared.lost.reason(), "released");
+        }
+        first
     }
 
     /// After [`LockGuard::begin_ending`]: the caller's Txn answered; nothing more to send.
@@ -381,7 +408,10 @@ impl LockGuard {
     /// retried or late release can never delete a newer holder's key). `NotHeld` if it was already
     /// released or lost; the key is still removed if it was there.
     pub async fn release(&self) -> Result<()> {
-        let r = self.release_checked().await;
+        use tracing::Instrument;
+        let span = crate::sync::spans::release(&self.shared.name, self.shared.token);
+        let r = self.release_checked().instrument(span.clone()).await;
+        crate::sync::spans::ended(&span, &r, "released");
         if r.is_err() {
             super::PerClient::of(&self.shared.client).metrics.release(std::time::Duration::ZERO, false);
         }
@@ -394,6 +424,7 @@ impl LockGuard {
             return Err(not_held("the lock was already released"));
         }
         let was_lost = self.lost_reason();
+        self.shared.end_hold(was_lost, "released");
         let deleted = self.shared.delete_key().await;
         if deleted.as_ref().is_err_and(Error::is_unreachable) {
             // Reported to the caller, and the key still goes: a queue key left behind would
@@ -441,8 +472,19 @@ impl Shared {
                 let held = self.acquired.elapsed();
                 tracing::warn!(target: "etcdlock", lock = %self.name(), token = self.token, reason = %reason, held_ms = held.as_millis() as u64, "lock lost: it may be held by another client now");
                 super::PerClient::of(&self.client).metrics.lost(reason, held);
+                self.end_hold(Some(reason), "lost");
             }
         });
+    }
+
+    /// Ends the hold's span, if it has one still: lost for `lost`, else `outcome`.
+    fn end_hold(&self, lost: Option<LostReason>, outcome: &str) {
+        let span = self.hold.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match (span, lost) {
+            (Some(span), Some(reason)) => crate::sync::spans::end_lost(span, reason),
+            (Some(span), None) => crate::sync::spans::end_hold(span, outcome),
+            (None, _) => {}
+        }
     }
 
     /// Marks the guard released and stops its monitor, if one started; false if it was
@@ -505,8 +547,11 @@ impl Shared {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let s = &self.shared;
-        if !s.mark_released()
-            || runtime::check_pid(s.client.inner.pid).is_err()
+        if !s.mark_released() {
+            return;
+        }
+        s.end_hold(s.lost.reason(), "dropped");
+        if runtime::check_pid(s.client.inner.pid).is_err()
             || s.client.is_closed()
         {
             return;

@@ -21,6 +21,7 @@ pub(crate) mod registry;
 pub(crate) mod rwlock;
 pub(crate) mod semaphore;
 pub(crate) mod session;
+pub mod spans;
 pub(crate) mod survey;
 pub(crate) mod tasks;
 

@@ -14,6 +14,7 @@ mod events;
 mod log_sink;
 mod pause;
 mod runtime;
+mod spans;
 
 /// Set in the child process that runs one test alone.
 const CHILD: &str = "ETCDLOCK_TEST_ALONE";

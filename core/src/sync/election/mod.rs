@@ -93,7 +93,7 @@ impl Election {
     /// `Cancelled`, and `LockLost` as soon as this candidate's lease or key is gone. On every
     /// failure the candidate's key is deleted before this returns.
     pub async fn campaign_with(&self, opts: LockOptions) -> Result<Leadership> {
-        let guard = self.mutex.lock_with(opts).await?;
+        let guard = self.mutex.lock_traced(opts, crate::sync::spans::Traced::Campaign).await?;
         Ok(Leadership::new(guard))
     }
 

@@ -25,6 +25,7 @@ use wait::Position;
 use crate::client::{closed_error, Client};
 use crate::error::{etcd_says, Error, ErrorKind, Result, Says};
 use crate::sync::guard::LockGuard;
+use crate::sync::spans::{self, Traced};
 use crate::sync::session::{Session, Use};
 use crate::client::kv::KeyValue;
 use crate::lease::{Lease, LeaseState};
@@ -162,11 +163,23 @@ impl Mutex {
     /// the queue key is deleted before this returns; if that delete fails it is retried in
     /// the background. Dropping the future instead also cleans up, in the background.
     pub async fn lock_with(&self, opts: LockOptions) -> Result<LockGuard> {
+        self.lock_traced(opts, Traced::Lock).await
+    }
+
+    /// [`Mutex::lock_with`], in the spans `traced` names (see `sync/spans.rs`): the wait's
+    /// span, then the hold's, in the caller's span.
+    pub(crate) async fn lock_traced(&self, opts: LockOptions, traced: Traced) -> Result<LockGuard> {
+        use tracing::Instrument;
         validate::check_lock_value(&opts.value)?;
         self.client.check_open()?;
         let started = std::time::Instant::now();
-        let r = self.lock_checked(opts).await;
+        let span = spans::acquire(traced, &self.name);
+        let r = self.lock_checked(opts).instrument(span.clone()).await;
         crate::sync::PerClient::of(&self.client).metrics.acquire(started.elapsed(), r.as_ref().err().map(Error::kind));
+        spans::waited(&span, &r, "acquired", |g| Some(g.fencing_token()));
+        if let Ok(guard) = &r {
+            guard.begin_hold(spans::hold(traced, &self.name, guard.fencing_token(), &span));
+        }
         r
     }
 

@@ -80,7 +80,11 @@ impl Client {
         validate::check_lock_value(&value)?;
         validate::ttl(opts.ttl)?;
         self.check_open()?;
-        keeper::start(self.clone(), key, value, opts).await
+        use tracing::Instrument;
+        let span = crate::sync::spans::register(&key);
+        let r = keeper::start(self.clone(), key, value, opts).instrument(span.clone()).await;
+        crate::sync::spans::ended(&span, &r, "registered");
+        r
     }
 
     /// The instances of `service` now: one read.

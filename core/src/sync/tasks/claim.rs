@@ -13,6 +13,7 @@ use super::Inner;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sync::mutex::{LockOptions, Mutex};
+use crate::sync::spans::Traced;
 use etcd_client::{GetOptions, TxnOp, TxnOpResponse};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -37,6 +38,17 @@ pub struct ClaimOptions {
 const PAGE: i64 = 64;
 
 pub(super) async fn claim(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
+    use tracing::Instrument;
+    let span = crate::sync::spans::claim(q.keys.name());
+    let r = claim_cancellable(q, opts).instrument(span.clone()).await;
+    crate::sync::spans::waited(&span, &r, "acquired", |t| Some(t.fencing_token()));
+    if let Ok(t) = &r {
+        span.record("etcdlock.task_id", t.id());
+    }
+    r
+}
+
+async fn claim_cancellable(q: &Arc<Inner>, opts: ClaimOptions) -> Result<Task> {
     let task = claim_checked(q, &opts).await?;
     // The caller gave up while the claim was on its way: it will not work on the item.
     if opts.cancel.as_ref().is_some_and(CancellationToken::is_cancelled) {
@@ -61,7 +73,7 @@ async fn claim_checked(q: &Arc<Inner>, opts: &ClaimOptions) -> Result<Task> {
             return Ok(task);
         }
     }
-    let turn = q.workers.lock_with(LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: opts.worker.clone() }).await?;
+    let turn = q.workers.lock_traced(LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: opts.worker.clone() }, Traced::Quiet).await?;
     let r = next(q, opts, try_once, deadline).await;
     let _ = turn.release().await;
     r
@@ -160,7 +172,7 @@ pub(super) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 /// had its last delivery and went to the dead letters instead.
 async fn try_claim(q: &Arc<Inner>, slot: &[u8], worker: &[u8]) -> Result<Option<Task>> {
     let lock = Mutex::new(&q.client, q.keys.claim_lock(slot), q.ttl)?;
-    let guard = match lock.lock_with(LockOptions { timeout: Some(Duration::ZERO), cancel: None, value: worker.to_vec() }).await {
+    let guard = match lock.lock_traced(LockOptions { timeout: Some(Duration::ZERO), cancel: None, value: worker.to_vec() }, Traced::Quiet).await {
         Ok(g) => g,
         Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
         Err(e) => return Err(e),

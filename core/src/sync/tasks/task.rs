@@ -112,7 +112,11 @@ impl Task {
         let k = &self.q.keys;
         let mut all: Vec<TxnOp> = ops.iter().map(Op::to_txn_op).collect();
         all.extend([TxnOp::delete(k.item(&self.slot), None), TxnOp::delete(k.attempts(&self.slot), None), TxnOp::delete(k.id(&self.id), None)]);
-        self.guard.finish(all).await
+        use tracing::Instrument;
+        let span = crate::sync::spans::ack(k.name(), &self.id, self.fencing_token());
+        let r = self.guard.finish(all).instrument(span.clone()).await;
+        crate::sync::spans::ended(&span, &r, "acked");
+        r
     }
 
     /// Gives the item back, claimable at once (or, after its last delivery, to the dead
