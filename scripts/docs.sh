@@ -10,7 +10,8 @@
 #   4. javadoc:  mvn javadoc:javadoc in bindings-java (doclint all, failOnWarnings: its pom.xml)
 #   5. Doxygen:  over include/etcdlock.h, WARN_AS_ERROR (scripts/docs/Doxyfile)
 #   6. mkdocs build --strict, with the references of 1 and 3-5 added as files of the site
-#      (scripts/docs/hooks.py), so links to them are checked too.
+#      (scripts/docs/hooks.py), so links to them are checked too; then its control: the same
+#      build with one broken link added must fail.
 #
 # Tools: mkdocs, mkdocs-material and mkdocstrings[python] from PyPI (pinned below), TypeDoc from
 # npm (scripts/docs/package.json), Doxygen from Debian, Maven and a JDK (scripts/install-java.sh);
@@ -68,7 +69,7 @@ log "TypeDoc (warnings as errors)"
 (cd scripts/docs && node_modules/.bin/typedoc --options typedoc.json --logLevel Warn --out "$gen/api/node")
 
 log "javadoc (doclint, warnings as errors)"
-(cd bindings-java && { mvn -B -q -o javadoc:javadoc || mvn -B -q javadoc:javadoc; })
+(cd bindings-java && { mvn -B -q -Dstyle.color=never -o javadoc:javadoc || mvn -B -q -Dstyle.color=never javadoc:javadoc; })
 cp -r bindings-java/target/reports/apidocs "$gen/api/java"
 
 log "Doxygen over include/etcdlock.h (warnings as errors)"
@@ -78,6 +79,15 @@ mkdir -p "$gen/api/c"
 # Not --quiet: with it, mkdocs 1.6 drops warnings before --strict counts them, and passes.
 log "mkdocs build --strict"
 NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict 2>&1 | { grep -v '^INFO ' || true; }
+# The control: the same build with one broken link (hooks.py adds it) must fail.
+log "control: mkdocs build --strict fails on a broken link"
+control="$(mktemp -d /tmp/etcdlock-docs-control.XXXXXX)"
+if ETCDLOCK_DOCS_CONTROL=broken-link NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict \
+        --site-dir "$control/site" >"$control/log" 2>&1; then
+    echo "the build passed with a broken link"; rm -rf "$control"; exit 1
+fi
+grep -q "no-such-page.md" "$control/log" || { cat "$control/log"; rm -rf "$control"; exit 1; }
+rm -rf "$control"
 # The generators' licence texts (.md files, left out of the pages by hooks.py).
 (cd "$gen" && find api -name '*.md' -exec cp --parents {} "$root/site/" \;)
 log "site/index.html ($(find site -type f | wc -l) files)"

@@ -240,5 +240,8 @@ def outside_links(markdown, page):
 
 
 def on_page_markdown(markdown, page, config, files):
+    if os.environ.get("ETCDLOCK_DOCS_CONTROL") == "broken-link" and page.file.src_uri == "index.md":
+        # scripts/docs.sh's control: the strict build must fail on this link.
+        markdown += "\n\n[control](no-such-page.md)\n"
     own = outside_links(markdown, page.file.src_uri)
     return expand(own, page.file.src_uri, config["docs_dir"])
