@@ -163,6 +163,17 @@ export const logChannels: Readonly<{
     watch: "etcdlock:watch";
     connection: "etcdlock:connection";
 }>;
+/**
+ * The TracingChannel names the library publishes spans on (lib/trace.js).
+ * @readonly
+ */
+export const traceChannels: Readonly<{
+    acquire: "etcdlock:acquire";
+    campaign: "etcdlock:campaign";
+    hold: "etcdlock:hold";
+    lead: "etcdlock:lead";
+    release: "etcdlock:release";
+}>;
 import { setCallerSpin } from "./lib/runtime.js";
 import { callerSpin } from "./lib/runtime.js";
 import { grpcEndpoint } from "./lib/discovery.js";

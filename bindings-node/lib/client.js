@@ -47,6 +47,7 @@ const { OnceSlot, checkOnce } = require('./once.js');
 const { Pool, PoolHolding, checkPool } = require('./pool.js');
 const { LockSet, toMembers } = require('./lockset.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /** Registration TTL in seconds when `register()` is not given one (the core's default). */
 const DEFAULT_REGISTER_TTL = 10;
@@ -123,7 +124,7 @@ class Client {
     const timeout = toMillis(o.timeout, 'timeout');
     const signal = toSignal(o.signal);
     const value = o.value === undefined ? undefined : toBytes(o.value, 'value');
-    return this.#acquire(signal, (c, token) => c.lock(n, ttl, timeout, token, value), (nl) => new Lock(nl, this));
+    return trace.acquire('acquire', n, () => this.#acquire(signal, (c, token) => c.lock(n, ttl, timeout, token, value), (nl) => new Lock(nl, this)));
   }
 
   /**
@@ -148,7 +149,7 @@ class Client {
     const count = o.count === undefined || o.count === null ? undefined : toPermits(o.count, 'count');
     const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
     const { timeout, signal, value } = acquireOptions(o, [], 'semaphore()');
-    return this.#acquire(signal, (c, token) => c.semaphore(n, permits, ttl, timeout, token, value, count), (nl) => new Lock(nl, this));
+    return trace.acquire('acquire', n, () => this.#acquire(signal, (c, token) => c.semaphore(n, permits, ttl, timeout, token, value, count), (nl) => new Lock(nl, this)));
   }
 
   /**

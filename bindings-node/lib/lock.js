@@ -13,6 +13,7 @@ const { toBytes, toOptions } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
 const { checkLease } = require('./lease.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /**
  * A held lock, from {@link Client#lock}. Release it with {@link Lock#release} (or `await using`).
@@ -92,13 +93,15 @@ class Lock {
    */
   async release() {
     this.#released = true;
-    try {
-      await this.#native.release();
-    } catch (e) {
-      throw fromNative(e);
-    } finally {
-      internal.forget(this.#client, this);
-    }
+    return trace.release(this, async () => {
+      try {
+        await this.#native.release();
+      } catch (e) {
+        throw fromNative(e);
+      } finally {
+        internal.forget(this.#client, this);
+      }
+    });
   }
 
   /**

@@ -12,6 +12,7 @@ const { toBytes, toOptions, acquireOptions } = require('./args.js');
 const { Lock } = require('./lock.js');
 const { Follower } = require('./follower.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /**
  * An election's leader as etcd has it: the candidate with the lowest create revision.
@@ -111,7 +112,7 @@ class Election {
     const o = toOptions(options, 'options');
     const { timeout, signal } = acquireOptions(o, ['ttl', 'value'], 'campaign() (the ttl is the election\'s, the value its first argument)');
     const [n, ttl, client] = [this.#name, this.#ttl, this.#client];
-    return internal.acquireWith(client, signal, (c, token) => c.campaign(n, ttl, v, timeout, token), (nl) => new Leadership(nl, client));
+    return trace.acquire('campaign', n, () => internal.acquireWith(client, signal, (c, token) => c.campaign(n, ttl, v, timeout, token), (nl) => new Leadership(nl, client)));
   }
 
   /**
@@ -229,7 +230,7 @@ class RwLock {
     const o = toOptions(options, 'options');
     const { timeout, signal, value } = acquireOptions(o, ['ttl'], `${write ? 'write' : 'read'}() (the ttl is client.rwlock()'s)`);
     const [n, ttl, client] = [this.#name, this.#ttl, this.#client];
-    return internal.acquireWith(client, signal, (c, token) => c.rwlock(n, ttl, write, timeout, token, value), (nl) => new Lock(nl, client));
+    return trace.acquire('acquire', n, () => internal.acquireWith(client, signal, (c, token) => c.rwlock(n, ttl, write, timeout, token, value), (nl) => new Lock(nl, client)));
   }
 }
 

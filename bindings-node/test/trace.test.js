@@ -1,0 +1,126 @@
+'use strict';
+// Spans on diagnostics_channel's TracingChannel (lib/trace.js): etcdlock:acquire around an
+// acquire, etcdlock:hold from acquisition to release or loss, etcdlock:release around a release
+// (etcdlock:campaign and etcdlock:lead for an election), each with one context object carrying
+// the name, the fencing token, the outcome and the error code.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const dc = require('node:diagnostics_channel');
+const { ENDPOINTS, prefix, etcdctl, waitFor } = require('./helpers');
+const { Client, traceChannels } = require('..');
+
+/**
+ * Subscribes to every event of the channel `name` until the test ends; returns what it saw,
+ * as [event, context] pairs (the context as it was when the event was published).
+ * @param {import('node:test').TestContext} t
+ * @param {string} name
+ */
+function record(t, name) {
+  /** @type {[string, any][]} */
+  const seen = [];
+  const ch = dc.tracingChannel(name);
+  /** @type {any} */ const handlers = {};
+  for (const ev of ['start', 'end', 'asyncStart', 'asyncEnd', 'error']) {
+    handlers[ev] = (/** @type {any} */ ctx) => seen.push([ev, { ...ctx }]);
+  }
+  ch.subscribe(handlers);
+  t.after(() => ch.unsubscribe(handlers));
+  return seen;
+}
+
+/** The events seen for the operation on `name`. @param {[string, any][]} seen @param {string} name */
+function of(seen, name) {
+  return seen.filter(([, c]) => c.name === name);
+}
+
+test('the channel names', () => {
+  assert.deepEqual({ ...traceChannels }, {
+    acquire: 'etcdlock:acquire',
+    campaign: 'etcdlock:campaign',
+    hold: 'etcdlock:hold',
+    lead: 'etcdlock:lead',
+    release: 'etcdlock:release',
+  });
+});
+
+// covers: TRACE-SPANS-001
+test('acquire, hold and release are traced with the name, token and outcome', async (t) => {
+  const [acquire, hold, release] = [record(t, 'etcdlock:acquire'), record(t, 'etcdlock:hold'), record(t, 'etcdlock:release')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const name = prefix('trace-held');
+  const lock = await c.lock(name);
+  const token = lock.fencingToken;
+
+  const a = of(acquire, name);
+  assert.deepEqual(a.map(([ev]) => ev), ['start', 'end', 'asyncStart', 'asyncEnd']);
+  assert.equal(a[0][1].outcome, undefined, 'start: no outcome yet');
+  assert.equal(a[3][1].outcome, 'acquired');
+  assert.equal(a[3][1].fencingToken, token);
+  assert.deepEqual(of(hold, name).map(([ev]) => ev), ['start', 'end'], 'the hold is open while held');
+  assert.equal(of(hold, name)[0][1].fencingToken, token);
+
+  await lock.release();
+  const h = of(hold, name);
+  assert.deepEqual(h.map(([ev]) => ev), ['start', 'end', 'asyncStart', 'asyncEnd']);
+  assert.equal(h[3][1].outcome, 'released');
+  const r = of(release, name);
+  assert.deepEqual(r.map(([ev]) => ev), ['start', 'end', 'asyncStart', 'asyncEnd']);
+  assert.equal(r[3][1].outcome, 'released');
+  assert.equal(r[3][1].fencingToken, token);
+});
+
+// covers: TRACE-SPANS-001
+test('a timed-out acquire is traced with LOCK_TIMEOUT and opens no hold', async (t) => {
+  const [acquire, hold] = [record(t, 'etcdlock:acquire'), record(t, 'etcdlock:hold')];
+  const a = new Client({ endpoints: ENDPOINTS });
+  const b = new Client({ endpoints: ENDPOINTS });
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const name = prefix('trace-busy');
+  const held = await a.lock(name);
+  await assert.rejects(b.lock(name, { timeout: 300 }), { code: 'LOCK_TIMEOUT' });
+  const waits = of(acquire, name).filter(([ev]) => ev === 'asyncEnd');
+  assert.equal(waits.length, 2);
+  assert.equal(waits[1][1].outcome, 'timeout');
+  assert.equal(waits[1][1].errorCode, 'LOCK_TIMEOUT');
+  assert.equal(waits[1][1].fencingToken, undefined);
+  assert.ok(of(acquire, name).some(([ev]) => ev === 'error'), 'the error event fires');
+  assert.equal(of(hold, name).filter(([ev]) => ev === 'start').length, 1, "only the holder's hold");
+  await held.release();
+});
+
+// covers: TRACE-SPANS-001
+test('a lost hold ends as lost with LOCK_LOST and its reason; the release after it fails NOT_HELD', async (t) => {
+  const [hold, release] = [record(t, 'etcdlock:hold'), record(t, 'etcdlock:release')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const name = prefix('trace-lost');
+  const lock = await c.lock(name);
+  etcdctl('lease', 'revoke', lock.leaseId.toString(16));
+  await waitFor(() => of(hold, name).some(([ev]) => ev === 'asyncEnd'), 5000, 'the hold to end');
+  const end = of(hold, name).find(([ev]) => ev === 'asyncEnd');
+  assert.equal(end[1].outcome, 'lost');
+  assert.equal(end[1].errorCode, 'LOCK_LOST');
+  assert.ok(['revoked', 'key_deleted'].includes(end[1].lostReason), end[1].lostReason);
+  await assert.rejects(lock.release(), { code: 'NOT_HELD' });
+  const r = of(release, name).find(([ev]) => ev === 'asyncEnd');
+  assert.equal(r[1].outcome, 'error');
+  assert.equal(r[1].errorCode, 'NOT_HELD');
+  assert.equal(of(hold, name).filter(([ev]) => ev === 'asyncEnd').length, 1, 'the hold ends once');
+});
+
+// covers: TRACE-SPANS-001
+test('a campaign and its leadership are traced on etcdlock:campaign and etcdlock:lead', async (t) => {
+  const [campaign, lead, acquire] = [record(t, 'etcdlock:campaign'), record(t, 'etcdlock:lead'), record(t, 'etcdlock:acquire')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const name = prefix('trace-elect');
+  const leading = await c.election(name).campaign('me');
+  const won = of(campaign, name).find(([ev]) => ev === 'asyncEnd');
+  assert.equal(won[1].outcome, 'acquired');
+  assert.equal(won[1].fencingToken, leading.fencingToken);
+  assert.equal(of(acquire, name).length, 0, 'a campaign is no acquire');
+  await leading.resign();
+  const ended = of(lead, name).find(([ev]) => ev === 'asyncEnd');
+  assert.equal(ended[1].outcome, 'released');
+});
