@@ -14,6 +14,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 "$PY" -c 'import psycopg' 2>/dev/null || "$PY" -m pip install --quiet 'psycopg[binary]>=3.1,<4'
 # etcdlock.prometheus is tested in a real prometheus_client registry (METRICS-REGISTRY-001).
 "$PY" -c 'import prometheus_client' 2>/dev/null || "$PY" -m pip install --quiet 'prometheus_client>=0.17'
+# The OpenTelemetry spans are read back with the SDK's in-memory exporter (TRACE-SPANS-001).
+"$PY" -c 'import opentelemetry.sdk' 2>/dev/null || "$PY" -m pip install --quiet 'opentelemetry-sdk>=1.20'
 
 echo "== Python: build and install the etcdlock package (maturin, release profile)"
 # No build isolation: use the maturin just checked. The crate is a workspace member, so

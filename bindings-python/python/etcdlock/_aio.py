@@ -10,7 +10,7 @@ from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Iterable, List, Optional, Sequence, Type, Union
 
-from . import _args, _log, _native
+from . import _args, _log, _native, _trace
 from ._args import BytesLike
 from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, fence, fence_arg, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client
 from ._errors import LockLost, LockTimeout, NotHeld
@@ -321,25 +321,59 @@ class AsyncClient:
 class AsyncLock(LockView):
     """The asyncio lock: ``await acquire()``, ``await release()``, ``async with``."""
 
+    # The names of the acquire's span and the hold's (an election's leadership: campaign, lead).
+    _SPANS = ("etcdlock.acquire", "etcdlock.hold")
+
     def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
         self._n = native
         self._timeout = timeout
         self._lost = LostCallbacks()
         self._port: Optional[LoopPort] = None
+        self._hold: "Optional[_trace.Hold]" = None
 
     async def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``Lock.acquire``. Cancelling the awaiting task leaves the queue."""
         t = _args.acquire_timeout(blocking, timeout)
-        ok: bool = await _run_cancellable(self._n.acquire(t))
+        wait = _trace.Wait.begin(self._SPANS[0], self.name)
+        try:
+            ok: bool = await _run_cancellable(self._n.acquire(t))
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
         if ok:
             self._port = loop_port()
             self._lost.new_epoch()
             self._lost.arm(self._loop_port, self._n.watch_lost)
+        if wait is not None:
+            if not ok:
+                wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
+            else:
+                token = self.fencing_token
+                wait.acquired(token)
+                if self._hold is None:
+                    self._hold = _trace.Hold()
+                    self._lost.add(self._hold.lost, self._loop_port, self._n.watch_lost)
+                self._hold.begin(wait, self._SPANS[1], token)
         return ok
 
     async def release(self) -> None:
         """Releases the lock; ``NotHeld`` if not held."""
-        await _run(self._n.release())
+        if self._hold is None and _trace.tracer() is None:
+            await _run(self._n.release())
+            return
+        span = _trace.release_span(self.name, self.fencing_token)
+        if self._hold is not None:
+            reason = self.lost_reason
+            self._hold.end("released" if reason is None else "lost", reason)
+        try:
+            await _run(self._n.release())
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     async def fence(self) -> "Fence":
         """The holding acquisition's ``etcdlock.fencing.Fence`` (see ``Lock.fence``);

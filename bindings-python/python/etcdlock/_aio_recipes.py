@@ -15,6 +15,8 @@ class AsyncLeadership(AsyncLock):
     """Leading an election (see ``Leadership``): ``proclaim``, ``resign``, ``is_leader()``, the
     fencing token, ``on_lost`` and ``if_held=`` writes."""
 
+    _SPANS = ("etcdlock.campaign", "etcdlock.lead")
+
     def is_leader(self) -> bool:
         """Cheap local check: still leading (not resigned, not known lost)."""
         return self.is_held()

@@ -15,6 +15,8 @@ class Leadership(Lock):
     """Leading an election, from ``Election.campaign`` (already held). A context manager that
     resigns on exit; raises ``LockLost`` there if leadership was lost during the block."""
 
+    _SPANS = ("etcdlock.campaign", "etcdlock.lead")
+
     def is_leader(self) -> bool:
         """Cheap local check: still leading (not resigned, not known lost)."""
         return self.is_held()

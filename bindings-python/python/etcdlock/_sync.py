@@ -7,7 +7,7 @@ lock queue (its cleanup finished) by the time the exception propagates."""
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Type, Union
 
-from . import _args, _log, _native
+from . import _args, _log, _native, _trace
 from ._args import BytesLike
 from ._common import DEFAULT_TIMEOUT, DEFAULT_TTL, fence, fence_arg, Instances, instances, LeaseView, LockState, LockView, lock_state, PathArg, WatchEvent, native_client, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
@@ -353,10 +353,14 @@ class Lock(LockView):
     holder calls ``release()`` (from any thread). Also a context manager.
     """
 
+    # The names of the acquire's span and the hold's (an election's leadership: campaign, lead).
+    _SPANS = ("etcdlock.acquire", "etcdlock.hold")
+
     def __init__(self, native: "_native.Lock", timeout: Optional[float]) -> None:
         self._n = native
         self._timeout = timeout
         self._lost = LostCallbacks()
+        self._hold: "Optional[_trace.Hold]" = None
 
     def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Waits for the lock; True once held. ``blocking=False`` tries once (False if the lock
@@ -366,16 +370,50 @@ class Lock(LockView):
         t = _args.acquire_timeout(blocking, timeout)
         if t != 0:
             refuse_in_event_loop("Lock.acquire()")
-        ok: bool = self._n.acquire(t).wait()
+        wait = _trace.Wait.begin(self._SPANS[0], self.name)
+        try:
+            ok: bool = self._n.acquire(t).wait()
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
         if ok:
             self._lost.new_epoch()
             self._lost.arm(thread_port, self._n.watch_lost)
+        if wait is not None:
+            self._traced(wait, ok, t, thread_port)
         return ok
+
+    def _traced(self, wait: "_trace.Wait", ok: bool, t: Optional[float], port: Any) -> None:
+        """Ends the acquire's span and, once acquired, opens the hold's (ended by a loss too)."""
+        if not ok:
+            wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
+            return
+        token = self.fencing_token
+        wait.acquired(token)
+        if self._hold is None:
+            self._hold = _trace.Hold()
+            self._lost.add(self._hold.lost, port, self._n.watch_lost)
+        self._hold.begin(wait, self._SPANS[1], token)
 
     def release(self) -> None:
         """Releases the lock (a fenced delete: never a later holder's key). Raises ``NotHeld``
         if it is not held (never acquired, released, or lost)."""
-        self._n.release().wait()
+        if self._hold is None and _trace.tracer() is None:
+            self._n.release().wait()
+            return
+        span = _trace.release_span(self.name, self.fencing_token)
+        if self._hold is not None:
+            reason = self.lost_reason
+            self._hold.end("released" if reason is None else "lost", reason)
+        try:
+            self._n.release().wait()
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     def fence(self) -> "Fence":
         """The holding acquisition's ``etcdlock.fencing.Fence`` (the lock's name, the fencing

@@ -1,0 +1,139 @@
+"""Spans through the OpenTelemetry API, when ``opentelemetry-api`` is installed: ``etcdlock.acquire``
+(the wait included), ``etcdlock.hold`` (from the acquisition to its release or loss) and
+``etcdlock.release``; for an election ``etcdlock.campaign`` and ``etcdlock.lead``. The names,
+attributes and outcomes are the core's ``tracing`` spans' (docs/manual/rust.md, "Traces").
+
+Without the package nothing is imported (one failed import, remembered) and each call costs a
+check of a module global. With it, the tracer is the application's (``etcdlock`` instrumentation
+scope), so the spans go wherever its ``TracerProvider`` sends them."""
+
+from typing import Any, Optional
+
+# None: not looked up yet; False: opentelemetry-api is not installed.
+_api: Any = None
+
+
+def tracer() -> Any:
+    """The OpenTelemetry tracer, or None without ``opentelemetry-api``."""
+    global _api
+    if _api is None:
+        try:
+            from opentelemetry import trace
+
+            _api = trace
+        except ImportError:
+            _api = False
+    if _api is False:
+        return None
+    return _api.get_tracer("etcdlock")
+
+
+def _name(name: bytes) -> str:
+    return name.decode("utf-8", "replace")
+
+
+class Wait:
+    """One acquire's (or campaign's) span; ``None`` from ``begin`` without OpenTelemetry."""
+
+    __slots__ = ("span", "tr", "name")
+
+    def __init__(self, tr: Any, span_name: str, name: bytes) -> None:
+        self.tr, self.name = tr, _name(name)
+        self.span = tr.start_span(span_name, attributes={"etcdlock.name": self.name})
+
+    @staticmethod
+    def begin(span_name: str, name: bytes) -> "Optional[Wait]":
+        tr = tracer()
+        return None if tr is None else Wait(tr, span_name, name)
+
+    def acquired(self, token: Optional[int]) -> None:
+        self.span.set_attribute("etcdlock.outcome", "acquired")
+        if token is not None:
+            self.span.set_attribute("etcdlock.fencing_token", token)
+        self.span.end()
+
+    def timed_out(self, error_kind: str) -> None:
+        self.span.set_attribute("etcdlock.outcome", "timeout")
+        self.span.set_attribute("etcdlock.error_kind", error_kind)
+        self.span.end()
+
+    def failed(self, e: BaseException) -> None:
+        failed(self.span, e, wait=True)
+        self.span.end()
+
+
+class Hold:
+    """The open hold span of a lock object, ended at release or loss. The lost callback it gives
+    holds this object only, never the lock (which would keep it alive)."""
+
+    __slots__ = ("span",)
+
+    def __init__(self) -> None:
+        self.span: Any = None
+
+    def begin(self, wait: Wait, span_name: str, token: Optional[int]) -> None:
+        self.end("released")  # an earlier acquisition's, if it was never ended
+        link = _api.Link(wait.span.get_span_context())
+        attrs: dict = {"etcdlock.name": wait.name}
+        if token is not None:
+            attrs["etcdlock.fencing_token"] = token
+        self.span = wait.tr.start_span(span_name, attributes=attrs, links=[link])
+
+    def end(self, outcome: str, lost_reason: Optional[str] = None) -> None:
+        span, self.span = self.span, None
+        if span is None:
+            return
+        span.set_attribute("etcdlock.outcome", outcome)
+        if lost_reason is not None:
+            span.set_attribute("etcdlock.error_kind", "LOCK_LOST")
+            span.set_attribute("etcdlock.lost_reason", lost_reason)
+        span.end()
+
+    def lost(self, reason: str) -> None:
+        self.end("lost", reason)
+
+
+def error_kind(e: BaseException) -> str:
+    """The error's kind as the core names it (``LOCK_TIMEOUT``, ``NOT_HELD``...)."""
+    from . import _errors as x
+
+    kinds = (
+        (x.LockTimeout, "LOCK_TIMEOUT"), (x.Timeout, "TIMEOUT"), (x.LockLost, "LOCK_LOST"), (x.NotHeld, "NOT_HELD"),
+        (x.Unavailable, "UNAVAILABLE"), (x.Compacted, "COMPACTED"), (x.Closed, "CLOSED"), (x.AuthError, "AUTH"),
+        (x.WouldBlock, "WOULD_BLOCK"), (x.WrongContextError, "WRONG_CONTEXT"), ((ValueError, TypeError), "INVALID_ARGUMENT"),
+    )
+    for cls, kind in kinds:
+        if isinstance(e, cls):
+            return kind
+    return "CANCELLED" if type(e).__name__ in ("CancelledError", "KeyboardInterrupt") else "INTERNAL"
+
+
+def failed(span: Any, e: BaseException, wait: bool) -> None:
+    kind = error_kind(e)
+    if wait and kind in ("LOCK_TIMEOUT", "WOULD_BLOCK"):
+        outcome = "timeout"
+    elif kind == "CANCELLED":
+        outcome = "cancelled"
+    else:
+        outcome = "error"
+    span.set_attribute("etcdlock.outcome", outcome)
+    span.set_attribute("etcdlock.error_kind", kind)
+
+
+def release_span(name: bytes, token: Optional[int]) -> Any:
+    """An ``etcdlock.release`` span, or None without OpenTelemetry."""
+    tr = tracer()
+    if tr is None:
+        return None
+    attrs: dict = {"etcdlock.name": _name(name)}
+    if token is not None:
+        attrs["etcdlock.fencing_token"] = token
+    return tr.start_span("etcdlock.release", attributes=attrs)
+
+
+def released(span: Any, e: Optional[BaseException]) -> None:
+    if e is None:
+        span.set_attribute("etcdlock.outcome", "released")
+    else:
+        failed(span, e, wait=False)
+    span.end()

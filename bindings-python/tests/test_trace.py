@@ -1,0 +1,125 @@
+"""Spans through the OpenTelemetry API (etcdlock/_trace.py), read back with the SDK's in-memory
+exporter: etcdlock.acquire, etcdlock.hold, etcdlock.release (etcdlock.campaign and etcdlock.lead
+for an election), with the name, the fencing token, the outcome and the error kind."""
+
+import asyncio
+
+import pytest
+
+import etcdlock
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture
+def spans():
+    """The spans ended during the test (OpenTelemetry's provider is process-wide: set once)."""
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        trace.set_tracer_provider(provider)
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def named(exporter, span_name, name):
+    return [s for s in exporter.get_finished_spans() if s.name == span_name and s.attributes.get("etcdlock.name") == name]
+
+
+def one(exporter, span_name, name):
+    found = named(exporter, span_name, name)
+    assert len(found) == 1, [(s.name, dict(s.attributes)) for s in exporter.get_finished_spans()]
+    return found[0]
+
+
+# covers: TRACE-SPANS-001
+def test_acquire_hold_and_release_are_spans_with_the_name_token_and_outcome(client, prefix, spans):
+    name = f"{prefix}/held"
+    lock = client.lock(name)
+    assert lock.acquire()
+    token = lock.fencing_token
+    acquire = one(spans, "etcdlock.acquire", name)
+    assert acquire.attributes["etcdlock.outcome"] == "acquired"
+    assert acquire.attributes["etcdlock.fencing_token"] == token
+    assert named(spans, "etcdlock.hold", name) == [], "the hold is open (not ended) while held"
+
+    lock.release()
+    hold = one(spans, "etcdlock.hold", name)
+    assert (hold.attributes["etcdlock.outcome"], hold.attributes["etcdlock.fencing_token"]) == ("released", token)
+    assert [l.context.span_id for l in hold.links] == [acquire.context.span_id], "the hold links to its acquire"
+    release = one(spans, "etcdlock.release", name)
+    assert (release.attributes["etcdlock.outcome"], release.attributes["etcdlock.fencing_token"]) == ("released", token)
+    assert "etcdlock.error_kind" not in release.attributes
+
+
+# covers: TRACE-SPANS-001
+def test_a_timed_out_acquire_is_a_span_with_its_error_kind_and_no_hold(etcd, prefix, spans):
+    name = f"{prefix}/busy"
+    with etcdlock.Client(etcd.endpoints) as a, etcdlock.Client(etcd.endpoints) as b:
+        with a.lock(name):
+            with pytest.raises(etcdlock.LockTimeout):
+                with b.lock(name, timeout=0.3):
+                    pass
+            assert not b.lock(name).acquire(blocking=False)
+    waits = named(spans, "etcdlock.acquire", name)
+    assert [(s.attributes["etcdlock.outcome"], s.attributes.get("etcdlock.error_kind")) for s in waits] == [
+        ("acquired", None),
+        ("timeout", "LOCK_TIMEOUT"),
+        ("timeout", "WOULD_BLOCK"),
+    ]
+    assert "etcdlock.fencing_token" not in waits[1].attributes
+    assert len(named(spans, "etcdlock.hold", name)) == 1, "only the holder's hold"
+
+
+# covers: TRACE-SPANS-001
+def test_a_lost_hold_ends_as_lost_with_the_reason_and_its_release_fails(client, etcd, prefix, spans):
+    name = f"{prefix}/lost"
+    lock = client.lock(name)
+    assert lock.acquire()
+    etcd.ctl("lease", "revoke", format(lock.lease_id, "x"))
+    etcd.wait_until(lambda: named(spans, "etcdlock.hold", name), what="the hold span to end")
+    hold = one(spans, "etcdlock.hold", name)
+    assert hold.attributes["etcdlock.outcome"] == "lost"
+    assert hold.attributes["etcdlock.error_kind"] == "LOCK_LOST"
+    assert hold.attributes["etcdlock.lost_reason"] in ("revoked", "key_deleted")
+    with pytest.raises(etcdlock.NotHeld):
+        lock.release()
+    release = one(spans, "etcdlock.release", name)
+    assert (release.attributes["etcdlock.outcome"], release.attributes["etcdlock.error_kind"]) == ("error", "NOT_HELD")
+    assert len(named(spans, "etcdlock.hold", name)) == 1, "the hold ends once"
+
+
+# covers: TRACE-SPANS-001
+def test_a_campaign_and_its_leadership_are_spans(client, prefix, spans):
+    name = f"{prefix}/election"
+    leading = client.election(name).campaign(b"me")
+    token = leading.fencing_token
+    campaign = one(spans, "etcdlock.campaign", name)
+    assert (campaign.attributes["etcdlock.outcome"], campaign.attributes["etcdlock.fencing_token"]) == ("acquired", token)
+    assert named(spans, "etcdlock.acquire", name) == []
+    leading.resign()
+    assert one(spans, "etcdlock.lead", name).attributes["etcdlock.outcome"] == "released"
+
+
+# covers: TRACE-SPANS-001
+def test_the_asyncio_lock_has_the_same_spans(etcd, prefix, spans):
+    name = f"{prefix}/async"
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as c:
+            lock = c.lock(name)
+            assert await lock.acquire()
+            token = lock.fencing_token
+            await lock.release()
+            return token
+
+    token = asyncio.run(main())
+    assert one(spans, "etcdlock.acquire", name).attributes["etcdlock.fencing_token"] == token
+    assert one(spans, "etcdlock.hold", name).attributes["etcdlock.outcome"] == "released"
+    assert one(spans, "etcdlock.release", name).attributes["etcdlock.outcome"] == "released"
