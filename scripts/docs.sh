@@ -39,13 +39,9 @@ then
     log "pip install ${PY_TOOLS[*]}"
     python3 -m pip install --quiet "${PY_TOOLS[@]}"
 fi
-if [ ! -x scripts/docs/node_modules/.bin/typedoc ]; then
-    log "npm ci (TypeDoc)"
+if [ ! -x scripts/docs/node_modules/.bin/typedoc ] || [ ! -d scripts/docs/node_modules/@types/node ]; then
+    log "npm ci (TypeDoc, TypeScript, @types/node)"
     (cd scripts/docs && npm ci --no-audit --no-fund --silent)
-fi
-if [ ! -d bindings-node/node_modules/@types/node ]; then
-    log "npm ci in bindings-node (@types/node, for TypeDoc)"
-    (cd bindings-node && npm ci --no-audit --no-fund --silent --ignore-scripts)
 fi
 if ! command -v doxygen >/dev/null 2>&1; then
     log "apt-get install doxygen"

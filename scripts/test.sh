@@ -55,6 +55,12 @@ rust_targets=(--workspace --all-targets --exclude etcdlock-c --exclude etcdlock-
 # checked-in protobuf code against tonic-prost-build's.
 full_bg "Rust: the crate publishes and builds from its package with no protoc" bash scripts/check-crate.sh
 full_bg "the checked-in protobuf code is what tonic-prost-build generates" bash scripts/check-proto-gen.sh
+# The documentation site, beside the build too (rustdoc in its own target directory; it needs
+# nothing the build makes): API references from the code (rustdoc, TypeDoc, javadoc, Doxygen;
+# each generator's warnings as errors), every public Python name documented, mkdocs build
+# --strict into site/ and its broken-link control (scripts/docs.sh; alone, ~1:30 wall and ~1:10
+# CPU with rustdoc's dependencies and its npm tools fresh, 0:20 once they are built).
+full_bg "docs site (API references, mkdocs build --strict)" bash scripts/docs.sh
 stage "the bindings' crates hold no Rust tests" bash -c '! grep -rnE "#\[(tokio::)?test\b|#\[cfg\(test\)\]" bindings-*/src'
 stage "Rust: build every crate, test and example (release)" \
     cargo test --release "${rust_targets[@]}" --no-run
@@ -100,10 +106,6 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
 full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
-# The documentation site: API references from the code (rustdoc, TypeDoc, javadoc, Doxygen; each
-# generator's warnings as errors), every public Python name documented, then mkdocs build
-# --strict into site/ (scripts/docs.sh; ~2:10 wall and 1:15 CPU on a fresh clone, ~0:35 after).
-full_bg "docs site (API references, mkdocs build --strict)" bash scripts/docs.sh
 full_bg "history checker: once-per-period, pool and database-fencing rules, controls" \
     bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py && python3 tests/history/fence_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \
