@@ -164,7 +164,10 @@ export const logChannels: Readonly<{
     connection: "etcdlock:connection";
 }>;
 /**
- * The TracingChannel names the library publishes spans on (lib/trace.js).
+ * The diagnostics_channel TracingChannel names the library publishes spans on (lib/trace.js):
+ * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }`, on
+ * its start, end, asyncStart, asyncEnd and error events. Nothing is published while a channel has
+ * no subscribers.
  * @readonly
  */
 export const traceChannels: Readonly<{

@@ -43,6 +43,7 @@ const { OnceSlot } = require('./lib/once.js');
 const { Pool, PoolHolding, MAX_POOL_SLOTS, MAX_POOL_COUNT } = require('./lib/pool.js');
 const { LockSet, MAX_LOCK_SET } = require('./lib/lockset.js');
 const { Fence, StaleFence } = require('./lib/fence.js');
+const trace = require('./lib/trace.js');
 
 /**
  * The diagnostics_channel names the library publishes its events on, one per area. Each message
@@ -53,8 +54,14 @@ const { Fence, StaleFence } = require('./lib/fence.js');
  * @readonly
  */
 const logChannels = log.channels;
-/** The TracingChannel names the library publishes spans on (lib/trace.js). */
-const traceChannels = require('./lib/trace.js').names;
+/**
+ * The diagnostics_channel TracingChannel names the library publishes spans on (lib/trace.js):
+ * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }`, on
+ * its start, end, asyncStart, asyncEnd and error events. Nothing is published while a channel has
+ * no subscribers.
+ * @readonly
+ */
+const traceChannels = trace.names;
 
 module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, Watch, Cache, CacheEvents, Registration, Discovery, TaskQueue, Task, OnceSlot, Pool, PoolHolding, LockSet, Fence, StaleFence, EtcdlockError, AbortError, codes, logChannels, traceChannels, setCallerSpin, callerSpin, grpcEndpoint, grpcEndpointAddr, MAX_PERMITS, MAX_TASK_PAYLOAD_LEN, MAX_POOL_SLOTS, MAX_POOL_COUNT, MAX_LOCK_SET };
 
