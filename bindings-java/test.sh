@@ -104,16 +104,17 @@ else
     rc=1
 fi
 # Every public class and member documented (doclint, warnings as errors).
-# (slf4j-api, the one compile dependency, from Maven's repository. Not offline: on a fresh
-# machine the dependency plugin's own artifacts are not in ~/.m2 yet, and a class path that
-# could not be made fails here, not as javadoc's "package org.slf4j does not exist".)
+# (slf4j-api and micrometer-core, the compile dependencies, from Maven's repository. Not
+# offline: on a fresh machine the dependency plugin's own artifacts are not in ~/.m2 yet, and a
+# class path that could not be made fails here, not as javadoc's "package org.slf4j does not
+# exist".) Every package: io.etcdlock, its fencing and its micrometer binder.
 if ! mvn -B -q -Detcdlock.build.directory="$(realpath -m "$out")" \
         org.apache.maven.plugins:maven-dependency-plugin:2.8:build-classpath \
         -DincludeScope=compile -Dmdep.outputFile="$tmp/cp.txt" >"$tmp/cp.out" 2>&1; then
     cat "$tmp/cp.out"
     echo "FAIL - mvn dependency:build-classpath (the class path javadoc needs)"
     rc=1
-elif javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt")" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java src/main/java/io/etcdlock/fencing/*.java >"$tmp/javadoc.out" 2>&1; then
+elif javadoc -quiet -Xdoclint:all -Werror -cp "$(cat "$tmp/cp.txt")" -d "$tmp/javadoc" src/main/java/io/etcdlock/*.java src/main/java/io/etcdlock/fencing/*.java src/main/java/io/etcdlock/micrometer/*.java >"$tmp/javadoc.out" 2>&1; then
     echo "ok - javadoc -Xdoclint:all finds nothing missing or malformed"
 else
     cat "$tmp/javadoc.out"
