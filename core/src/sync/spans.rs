@@ -31,7 +31,7 @@
 //! To OpenTelemetry, through the `tracing-opentelemetry` crate (not a dependency of this one;
 //! any `tracing` subscriber gets the same spans):
 //!
-//! ```ignore
+//! ```text
 //! use tracing_subscriber::prelude::*;
 //! let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
 //!     .with_batch_exporter(opentelemetry_otlp::SpanExporter::builder().with_tonic().build()?)

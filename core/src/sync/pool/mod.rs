@@ -203,7 +203,8 @@ impl Pool {
         // that holds the admission lock waits for its slots, the rest wait behind it.
         let admission = Mutex::with_lease(&lease, p.keys.queue())?;
         let lock_opts = LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: owner.clone().into_bytes() };
-        let guard = admission.lock_with(lock_opts).await.map_err(|e| match e.kind() {
+        // The admission lock is the pool's own: no acquire or hold spans of its (pools have none yet).
+        let guard = admission.lock_traced(lock_opts, crate::sync::spans::Traced::Quiet).await.map_err(|e| match e.kind() {
             ErrorKind::LockTimeout => Error::new(ErrorKind::LockTimeout, format!("timed out waiting for {} slot(s) of pool {:?}", opts.count, String::from_utf8_lossy(self.name()))),
             _ => e,
         })?;
