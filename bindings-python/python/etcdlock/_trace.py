@@ -44,7 +44,12 @@ class Wait:
     @staticmethod
     def begin(span_name: str, name: bytes) -> "Optional[Wait]":
         tr = tracer()
-        return None if tr is None else Wait(tr, span_name, name)
+        if tr is None:
+            return None
+        wait = Wait(tr, span_name, name)
+        # Not recording (the API without an SDK's TracerProvider, or a sampler that dropped it):
+        # no hold to follow, so no lost callback and no callback thread for it.
+        return wait if wait.span.is_recording() else None
 
     def acquired(self, token: Optional[int]) -> None:
         self.span.set_attribute("etcdlock.outcome", "acquired")
