@@ -96,7 +96,9 @@ full "the demo's and the soak's workers (Rust, C, Node)" \
     python3 -c 'import sys; sys.path.insert(0, "demo"); import workers; workers.build(["rust", "c", "node"])'
 stage "Node" env ETCD_BIN="$etcd_bindings" bash bindings-node/test.sh
 stage "Java" env ETCD_BIN="$etcd_bindings" bash bindings-java/test.sh
-stage "Rust: doc tests" cargo test --release --workspace --doc
+# Not etcdlock-etcd-client's: its upstream examples need an etcd on 127.0.0.1:2379 (its `doctest =
+# false` does not hold against an explicit --doc).
+stage "Rust: doc tests" cargo test --release --workspace --doc --exclude etcdlock-etcd-client
 stage_wait
 
 export ETCD_BIN="$etcd_new"
