@@ -38,9 +38,12 @@ use tokio_util::sync::CancellationToken;
 /// `Resynced` marker (read [`Cache::snapshot`] again) instead of what it missed.
 const BACKLOG: usize = 4096;
 
+/// What a [`CacheEvent`] tells: a key written, a key deleted, or that the copy was read again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheEventKind {
+    /// The key was created or its value replaced (`prev_value` says which).
     Put,
+    /// The key was deleted (explicitly, or by its lease's expiry).
     Delete,
     /// The copy was read again (after a compaction, or a reader that fell behind): what it
     /// knew may have changed in ways no event told; the events before this one say how.
@@ -50,12 +53,16 @@ pub enum CacheEventKind {
 /// A change of the copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheEvent {
+    /// A put, a delete, or the `Resynced` marker.
     pub kind: CacheEventKind,
+    /// The full key, prefix included (empty for the marker).
     pub key: Vec<u8>,
     /// The new value (empty for a delete and the marker).
     pub value: Vec<u8>,
     /// The value before, if the copy had the key.
     pub prev_value: Option<Vec<u8>>,
+    /// The etcd revision of the change: the copy is at this revision once it is delivered. After
+    /// a read again, every difference and the marker carry the revision of that read.
     pub revision: i64,
 }
 
@@ -107,6 +114,7 @@ impl Client {
 }
 
 impl Cache {
+    /// The prefix this copy follows, as given to [`Client::cache`].
     pub fn prefix(&self) -> &[u8] {
         &self.inner.prefix
     }
@@ -123,9 +131,11 @@ impl Cache {
         let s = self.inner.state.read().unwrap_or_else(|e| e.into_inner());
         (s.map.clone(), s.revision)
     }
+    /// How many keys the copy has now (without cloning them, unlike [`Cache::snapshot`]).
     pub fn len(&self) -> usize {
         self.inner.state.read().unwrap_or_else(|e| e.into_inner()).map.len()
     }
+    /// Whether the copy has no key now.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -3,7 +3,9 @@
 /// A key with its value and metadata, as etcd stores it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeyValue {
+    /// The full key.
     pub key: Vec<u8>,
+    /// Its value (bytes: etcd does not interpret them).
     pub value: Vec<u8>,
     /// Revision of the put that created the key (since its last deletion).
     pub create_revision: i64,
@@ -31,15 +33,31 @@ impl From<&etcd_client::KeyValue> for KeyValue {
 /// One write in a guarded transaction ([`crate::LockGuard::txn`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
-    Put { key: Vec<u8>, value: Vec<u8>, lease: i64 },
-    Delete { key: Vec<u8> },
+    /// Writes `value` at `key`. A non-zero `lease` attaches the key to that lease ID (the key
+    /// is deleted when the lease ends); 0, as [`Op::put`] makes it, attaches none.
+    Put {
+        /// The key to write.
+        key: Vec<u8>,
+        /// The value to write.
+        value: Vec<u8>,
+        /// The lease ID to attach the key to, or 0 for none.
+        lease: i64,
+    },
+    /// Deletes `key` (nothing if it does not exist).
+    Delete {
+        /// The key to delete.
+        key: Vec<u8>,
+    },
 }
 
 impl Op {
+    /// A put of `value` at `key`, attached to no lease: the key outlives the lock, as data
+    /// written under a lock should.
     pub fn put(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
         Op::Put { key: key.into(), value: value.into(), lease: 0 }
     }
 
+    /// A delete of `key`.
     pub fn delete(key: impl Into<Vec<u8>>) -> Self {
         Op::Delete { key: key.into() }
     }

@@ -218,6 +218,8 @@ impl Client {
         &self.inner.name
     }
 
+    /// Whether [`Client::close`] was called (on this handle or any clone of it): every call
+    /// then fails with [`ErrorKind::Closed`].
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed.load(Ordering::Acquire)
     }
@@ -242,6 +244,10 @@ impl Client {
         Watch::new(self, key.into(), opts).await
     }
 
+    /// Reads `key` from etcd, linearizably (never older than a write that finished before the
+    /// call); `None` if it does not exist. Retried on transient failures within
+    /// `request_timeout`, as a read is idempotent. `InvalidArgument` for an empty or too long
+    /// key; `Unavailable` or `Timeout` if etcd does not answer in time.
     pub async fn get(&self, key: &[u8]) -> Result<Option<KeyValue>> {
         validate::key(key)?;
         let key = key.to_vec();

@@ -77,6 +77,9 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error of `kind` with `message`. The library makes its own; this is for code that
+    /// wraps etcdlock and wants to return the same type (a binding, a test double of its own
+    /// caller), e.g. `Error::new(ErrorKind::InvalidArgument, "lock name is empty")`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error { kind, message: message.into(), compact_revision: None, unsent: false, permanent: false }
     }
@@ -97,10 +100,15 @@ impl Error {
         }
     }
 
+    /// What went wrong, to branch on (retry on [`ErrorKind::Unavailable`], stop writing on
+    /// [`ErrorKind::LockLost`], ...). The message is for people; match on this instead.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The human-readable detail, without the kind's code that [`Display`](fmt::Display)
+    /// puts in front (`"LOCK_LOST: ..."`). etcd's own words are kept in it (prefixed
+    /// `etcd: `) when the error came from the server. Not stable: do not parse it.
     pub fn message(&self) -> &str {
         &self.message
     }

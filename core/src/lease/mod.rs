@@ -194,6 +194,9 @@ pub(crate) async fn grant(client: &Client, ttl_secs: i64, deadline: Option<Insta
 }
 
 impl Lease {
+    /// etcd's ID of the lease: what `etcdctl lease timetolive` takes (in hex) and what a key
+    /// attached to it shows as [`KeyValue::lease`](crate::KeyValue::lease). Pass it to
+    /// [`Op::Put`](crate::Op::Put) to tie a guarded write to this lease.
     pub fn id(&self) -> i64 {
         self.inner.state.id
     }
@@ -250,6 +253,7 @@ impl Lease {
         self.inner.state.lost.signal()
     }
 
+    /// The client that granted the lease and keeps it alive (closing it ends the lease).
     pub fn client(&self) -> &Client {
         &self.inner.client
     }

@@ -90,9 +90,14 @@ impl LogLevel {
 /// A field's value, typed where the event gave a number or a flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogValue {
+    /// An unsigned number: a fencing token, a lease ID, a duration in milliseconds.
     U64(u64),
+    /// A signed number: a revision, or any value the event recorded as signed.
     I64(i64),
+    /// A flag.
     Bool(bool),
+    /// Text: a lock name, a reason such as `key_deleted`, or any other value as it prints
+    /// (`Debug` formatting), so a sink never loses a field for its type.
     Str(String),
 }
 
@@ -110,6 +115,7 @@ impl fmt::Display for LogValue {
 /// One event, as a sink gets it.
 #[derive(Debug, Clone)]
 pub struct LogRecord {
+    /// Its severity; a sink only gets events at or above the level it was registered with.
     pub level: LogLevel,
     /// What it is about: `"lock"`, `"lease"`, `"watch"` or `"connection"`.
     pub area: &'static str,

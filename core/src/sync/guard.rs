@@ -140,6 +140,9 @@ impl LockGuard {
         self.shared.token
     }
 
+    /// The ID of the lease the queue key is attached to: the lock is held only while it lives
+    /// (its loss is what [`LockGuard::lost`] reports). With
+    /// [`Mutex::with_lease`](crate::Mutex::with_lease), the lease that was given.
     pub fn lease_id(&self) -> i64 {
         self.shared.lease.id()
     }

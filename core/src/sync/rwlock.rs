@@ -53,6 +53,7 @@ impl RwLock {
         })
     }
 
+    /// The lock's name: readers and writers queue under it together, in one FIFO order.
     pub fn name(&self) -> &[u8] {
         self.readers.name()
     }

@@ -83,10 +83,12 @@ impl Semaphore {
         self.count
     }
 
+    /// The semaphore's name: the prefix its holders' and waiters' keys are under.
     pub fn name(&self) -> &[u8] {
         self.mutex.name()
     }
 
+    /// N, the most holders at once, as given to [`Client::semaphore`].
     pub fn permits(&self) -> u32 {
         self.permits
     }

@@ -51,13 +51,21 @@ use tracing::Span;
 
 /// The span names, for filters and trace queries (the spans themselves name them literally, as
 /// `tracing` needs).
+/// An acquire call of a mutex, a semaphore or a read-write lock side, its wait included.
 pub const ACQUIRE: &str = "etcdlock.acquire";
+/// A held lock, from the acquisition to its release, loss or drop.
 pub const HOLD: &str = "etcdlock.hold";
+/// A release call.
 pub const RELEASE: &str = "etcdlock.release";
+/// An election's campaign call, its wait included.
 pub const CAMPAIGN: &str = "etcdlock.campaign";
+/// A leadership, from winning to resigning, losing or dropping it.
 pub const LEAD: &str = "etcdlock.lead";
+/// A task queue's claim call, its wait included.
 pub const TASK_CLAIM: &str = "etcdlock.task.claim";
+/// A task's ack call.
 pub const TASK_ACK: &str = "etcdlock.task.ack";
+/// A registry's register call.
 pub const REGISTER: &str = "etcdlock.register";
 
 /// What a lock acquisition is, for its spans' names.

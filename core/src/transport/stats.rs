@@ -41,9 +41,12 @@ impl Histogram {
 /// A histogram read at one moment: `buckets` are cumulative `(upper bound in seconds, count)`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramSnapshot {
+    /// How many durations were observed.
     pub count: u64,
     /// Seconds, summed.
     pub sum: f64,
+    /// `(upper bound in seconds, how many observations were at most that)`, bounds ascending;
+    /// the `+Inf` bucket is not listed (it is `count`).
     pub buckets: Vec<(f64, u64)>,
 }
 

@@ -2,22 +2,29 @@
 
 use crate::client::kv::KeyValue;
 
+/// What a [`WatchEvent`] did to its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
+    /// The key was created or its value replaced (`kv.version` is 1 for a creation).
     Put,
+    /// The key was deleted, explicitly or by the end of its lease.
     Delete,
 }
 
 /// One change. For deletes, `kv` holds the key and the deletion's `mod_revision`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchEvent {
+    /// A put or a delete.
     pub event_type: EventType,
+    /// The key as the change left it (for a delete, the key and the deletion's revision only).
     pub kv: KeyValue,
     /// The value before this change, when asked for (`WatchOptions::prev_kv`).
     pub prev_kv: Option<KeyValue>,
 }
 
 impl WatchEvent {
+    /// The revision of the change (`kv.mod_revision`): resume a watch from this + 1 to get
+    /// what follows it and nothing twice.
     pub fn revision(&self) -> i64 {
         self.kv.mod_revision
     }

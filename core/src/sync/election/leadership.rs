@@ -35,6 +35,7 @@ impl Leadership {
         self.guard.fencing_token()
     }
 
+    /// The ID of the lease the leader's key is attached to: leadership ends when it does.
     pub fn lease_id(&self) -> i64 {
         self.guard.lease_id()
     }

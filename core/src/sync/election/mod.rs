@@ -78,6 +78,8 @@ impl Election {
         Ok(Election { client: mutex.client().clone(), mutex, prefix })
     }
 
+    /// The election's name: the prefix its candidates queue under, as etcd's
+    /// `concurrency.Election` and `etcdctl elect` use it.
     pub fn name(&self) -> &[u8] {
         self.mutex.name()
     }

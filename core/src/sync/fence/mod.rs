@@ -45,6 +45,7 @@ pub enum FenceKind {
 /// An acquisition, as a database or another service can check it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Fence {
+    /// What key the token is the create revision of, and so how a checker verifies it.
     pub kind: FenceKind,
     /// The lock's name (for [`FenceKind::Key`], the key).
     pub name: Vec<u8>,

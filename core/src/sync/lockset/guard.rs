@@ -60,6 +60,7 @@ impl LockSetGuard {
         }
     }
 
+    /// The ID of the one lease every member's key is attached to: the set is lost when it is.
     pub fn lease_id(&self) -> i64 {
         self.members[0].lease_id()
     }
@@ -69,6 +70,7 @@ impl LockSetGuard {
         !self.released.load(Ordering::Acquire) && self.lost_reason().is_none()
     }
 
+    /// Whether [`LockSetGuard::release`] was called (successfully or not).
     pub fn is_released(&self) -> bool {
         self.released.load(Ordering::Acquire)
     }

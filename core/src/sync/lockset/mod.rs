@@ -57,20 +57,28 @@ pub enum SetMode {
 /// One name of a lock set and how it is held. A plain name (`"acct/1"`) is exclusive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetMember {
+    /// The lock name, as [`Client::mutex`] and the other recipes take it.
     pub name: Vec<u8>,
+    /// How the set holds it; every other user of the name must use it the same way (a name
+    /// used as a mutex here and as a semaphore elsewhere does not exclude).
     pub mode: SetMode,
 }
 
 impl SetMember {
+    /// `name` held alone, as [`Client::mutex`] holds it (what a plain `&str` converts to).
     pub fn exclusive(name: impl Into<Vec<u8>>) -> Self {
         SetMember { name: name.into(), mode: SetMode::Exclusive }
     }
+    /// `name` held as a read-write lock's reader: beside other readers, never beside a writer.
     pub fn read(name: impl Into<Vec<u8>>) -> Self {
         SetMember { name: name.into(), mode: SetMode::Read }
     }
+    /// `name` held as a read-write lock's writer: alone.
     pub fn write(name: impl Into<Vec<u8>>) -> Self {
         SetMember { name: name.into(), mode: SetMode::Write }
     }
+    /// One permit of the semaphore `name` of `permits` permits; every participant of the name
+    /// must give the same count (one that gives another fails with `InvalidArgument`).
     pub fn permit(name: impl Into<Vec<u8>>, permits: u32) -> Self {
         SetMember { name: name.into(), mode: SetMode::Permit(permits) }
     }

@@ -61,7 +61,13 @@ pub enum MetricValue<'a> {
     /// Goes up and down (how many now).
     Gauge(i64),
     /// A counter per value of one label (Prometheus `name{label="value"}`).
-    Labeled { label: &'static str, values: &'a [(&'static str, u64)] },
+    Labeled {
+        /// The label's name, e.g. `reason`.
+        label: &'static str,
+        /// Each label value with its count, in a fixed order (every value listed, zeros too).
+        values: &'a [(&'static str, u64)],
+    },
+    /// A distribution of durations in seconds (Prometheus `_bucket`, `_sum`, `_count`).
     Histogram(&'a HistogramSnapshot),
 }
 
@@ -69,9 +75,13 @@ pub enum MetricValue<'a> {
 /// Prometheus (`etcdlock_` + `prometheus`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MetricEntry<'a> {
+    /// The snapshot's field name in the bindings (`acquisitions`, `lock_timeouts`, ...).
     pub name: &'static str,
+    /// The Prometheus name without its `etcdlock_` prefix (`lock_acquisitions_total`, ...).
     pub prometheus: &'static str,
+    /// One line saying what it counts: the Prometheus `# HELP` text.
     pub help: &'static str,
+    /// The value at the snapshot's moment, and so the metric's type.
     pub value: MetricValue<'a>,
 }
 

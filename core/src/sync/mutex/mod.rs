@@ -43,6 +43,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// How one acquire waits and what its queue key carries ([`Mutex::lock_with`] and the other
+/// recipes' `_with` calls). The default waits forever, with no value.
 #[derive(Debug, Clone, Default)]
 pub struct LockOptions {
     /// `None` waits forever; `Some(ZERO)` tries once (fails with `WouldBlock` unless the lock
@@ -134,6 +136,8 @@ impl Mutex {
         Ok(Mutex { client: client.clone(), name_hash: hash_name(&name), name: name.into(), prefix, leases, kind: Kind::Exclusive })
     }
 
+    /// The lock's name: its waiters' keys are `<name>/<lease hex>`, as etcd's Go
+    /// `concurrency.Mutex` and `etcdctl lock <name>` make them.
     pub fn name(&self) -> &[u8] {
         &self.name
     }

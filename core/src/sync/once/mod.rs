@@ -116,9 +116,12 @@ impl OnceSlot {
     pub fn fencing_token(&self) -> i64 {
         self.guard.fencing_token()
     }
+    /// A local check, as [`LockGuard::is_held`]: the claim is neither released nor known lost.
+    /// Check it (or [`OnceSlot::lost`]) before a step that must not run twice.
     pub fn is_held(&self) -> bool {
         self.guard.is_held()
     }
+    /// Why the claim was lost, if it was (see [`LostReason`]).
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.guard.lost_reason()
     }

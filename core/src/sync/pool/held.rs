@@ -82,9 +82,11 @@ impl PoolGuard {
     pub fn fencing_token(&self) -> i64 {
         self.inner.token
     }
+    /// The [`PoolAcquire::owner`](crate::PoolAcquire::owner) the slots were acquired with.
     pub fn owner(&self) -> Option<&str> {
         self.inner.owner.as_deref()
     }
+    /// The ID of the lease the slot keys are attached to: the holding ends when it does.
     pub fn lease_id(&self) -> i64 {
         self.inner.lease.id()
     }
@@ -92,6 +94,8 @@ impl PoolGuard {
     pub fn is_held(&self) -> bool {
         self.inner.is_held()
     }
+    /// Why the holding was lost (its lease expired, was revoked, or the client closed), if it
+    /// was; `None` while held and after a release.
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.inner.lease.lost_reason()
     }

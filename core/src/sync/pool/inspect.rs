@@ -8,19 +8,41 @@ use crate::sync::pool::Pool;
 /// One slot of a pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlotInfo {
+    /// The slot's id, as listed in [`PoolOptions::slots`](crate::PoolOptions::slots).
     pub id: String,
+    /// What the slot was doing at the revision read.
     pub state: SlotState,
 }
 
+/// What one slot of a pool is doing ([`Pool::slots`], [`Client::inspect_pool`]). The lease
+/// TTLs are read after the slots, so they may be a moment newer; `None` means the lease had
+/// ended by then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlotState {
     /// Can be handed out now.
     Free,
     /// Held: the slot's fencing token, the holder's lease (and its seconds left), the
     /// acquisition's token and owner.
-    Held { token: i64, lease: i64, ttl: Option<i64>, acquisition: i64, owner: String },
+    Held {
+        /// The slot's fencing token (its key's create revision).
+        token: i64,
+        /// The ID of the holder's lease.
+        lease: i64,
+        /// The seconds left of that lease, or `None` if it had ended.
+        ttl: Option<i64>,
+        /// The fencing token of the acquisition that took the slot (shared by the slots it
+        /// took together).
+        acquisition: i64,
+        /// The acquisition's [`PoolAcquire::owner`](crate::PoolAcquire::owner), empty for none.
+        owner: String,
+    },
     /// Its holder died; it rests until its lease (`ttl` seconds left) ends.
-    Resting { lease: i64, ttl: Option<i64> },
+    Resting {
+        /// The ID of the lease the slot rests on.
+        lease: i64,
+        /// The seconds left of that lease (the rest), or `None` if it had ended.
+        ttl: Option<i64>,
+    },
     /// Its holder died and no request has seen it yet: it will rest the reuse delay first.
     Dead,
 }

@@ -69,10 +69,14 @@ impl PoolOptions {
     pub fn size(n: usize) -> PoolOptions {
         PoolOptions::named((0..n).map(|i| i.to_string()))
     }
+    /// The same, with [`PoolOptions::ttl_secs`] set: how long the slots stay held after their
+    /// holder stops keeping its lease alive (a crash, a network partition).
     pub fn ttl(mut self, ttl_secs: i64) -> PoolOptions {
         self.ttl_secs = ttl_secs;
         self
     }
+    /// The same, with [`PoolOptions::reuse_delay`] set: a rest for a slot whose holder died,
+    /// for work that may outlive its holder's lease (a process still writing after a pause).
     pub fn reuse_delay(mut self, delay: Duration) -> PoolOptions {
         self.reuse_delay = delay;
         self
@@ -157,6 +161,7 @@ pub fn check_pool(name: &[u8], opts: &PoolOptions) -> Result<()> {
 }
 
 impl Pool {
+    /// The pool's name: the prefix its slots, queue and definition keys are under.
     pub fn name(&self) -> &[u8] {
         self.inner.keys.name()
     }

@@ -24,7 +24,10 @@ pub enum RegistrationEvent {
     /// The instance is not registered any more, for this reason; registering again.
     Lost(LostReason),
     /// Registered again, on a new lease.
-    Restored { lease: i64 },
+    Restored {
+        /// The ID of the new lease the instance's key is attached to.
+        lease: i64,
+    },
     /// Another registrant took the name over: the registration has ended.
     TakenOver,
 }

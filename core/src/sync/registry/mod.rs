@@ -33,6 +33,7 @@ pub struct Instance {
 /// A service's instances at one revision, ordered by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Instances {
+    /// The instances registered at [`Instances::revision`], ordered by name.
     pub instances: Vec<Instance>,
     /// The etcd revision this set is the state at.
     pub revision: i64,

@@ -12,10 +12,15 @@ use std::collections::{BTreeMap, HashSet};
 /// An item in the dead letters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadTask {
+    /// The item's id (the one given to [`TaskQueue::put`](crate::TaskQueue::put), or the one it
+    /// made): what [`TaskQueue::requeue_dead`](crate::TaskQueue::requeue_dead) and
+    /// [`TaskQueue::delete_dead`](crate::TaskQueue::delete_dead) take.
     pub id: String,
+    /// The item's payload, as it was put.
     pub payload: Vec<u8>,
     /// Deliveries it had.
     pub attempts: u32,
+    /// The priority it was put with, and goes back at when requeued.
     pub priority: i32,
 }
 
@@ -30,6 +35,8 @@ pub struct QueueStats {
     pub delayed: u64,
     /// Held by a worker.
     pub claimed: u64,
+    /// In the dead letters: past the queue's last delivery, waiting for a requeue or a delete
+    /// ([`TaskQueue::dead`](crate::TaskQueue::dead)).
     pub dead: u64,
     /// The revision the counts are at.
     pub revision: i64,

@@ -105,6 +105,7 @@ impl Client {
 }
 
 impl TaskQueue {
+    /// The queue's name: the prefix its items, claims and dead letters are under.
     pub fn name(&self) -> &[u8] {
         self.inner.keys.name()
     }

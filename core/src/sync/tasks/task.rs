@@ -37,12 +37,16 @@ impl Task {
         Task { q, guard, slot, id, payload, priority, attempts, _timer }
     }
 
+    /// The item's id: the one given to [`TaskQueue::put`](crate::TaskQueue::put), or the one
+    /// it made. Stable across redeliveries, so a worker can make its effect idempotent by it.
     pub fn id(&self) -> &str {
         &self.id
     }
+    /// The item's payload, as it was put.
     pub fn payload(&self) -> &[u8] {
         &self.payload
     }
+    /// The priority it was put with: higher is claimed first.
     pub fn priority(&self) -> i32 {
         self.priority
     }
@@ -64,6 +68,8 @@ impl Task {
     pub fn is_held(&self) -> bool {
         self.guard.is_held()
     }
+    /// Why the claim was lost, if it was: the item will be delivered again, perhaps to
+    /// another worker, so stop working on it.
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.guard.lost_reason()
     }
