@@ -3,7 +3,10 @@
 # code, each with its generator's warnings as errors, then `mkdocs build --strict` (a broken
 # link or a missing page fails it). A stage of scripts/test.sh.
 #
-#   1. rustdoc:  RUSTDOCFLAGS="-D warnings" cargo doc -p etcdlock --no-deps
+#   1. rustdoc:  RUSTDOCFLAGS="-D warnings" cargo doc -p etcdlock --no-deps, with the features
+#                docs.rs documents (core/Cargo.toml); core/src/lib.rs warns on a public item
+#                without a doc comment (missing_docs) and on a broken intra-doc link, so either
+#                fails this step
 #   2. Python:   every public name has a docstring (scripts/docs/check_py_docstrings.py);
 #                mkdocstrings renders them inside the mkdocs build (docs/api/python.md)
 #   3. TypeDoc:  over bindings-node's .d.ts, --treatWarningsAsErrors (scripts/docs/typedoc.json)
@@ -54,8 +57,8 @@ mkdir -p "$gen/api"
 
 # Its own target directory: the dependencies' metadata is built for the dev profile, which the
 # test command builds nothing else for, and the stages beside this one keep target/'s lock.
-log "rustdoc (warnings as errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p etcdlock --no-deps --target-dir target/docs-build
+log "rustdoc (warnings as errors: every public item documented, every intra-doc link resolves)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p etcdlock --no-deps --features postgres,prometheus --target-dir target/docs-build
 cp -r target/docs-build/doc "$gen/api/rust"
 
 log "Python: every public name has a docstring"
