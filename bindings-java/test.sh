@@ -68,7 +68,7 @@ jar="$out/etcdlock-0.1.0.jar"
 if [ -f "$jar" ] && unzip -l "$jar" >"$tmp/jar.list" && grep -q "META-INF/native/linux-x86_64/libetcdlock_jni.so" "$tmp/jar.list" \
     && env PATH=/usr/bin:/bin java -cp "$jar:$out/test-classes" io.etcdlock.examples.Example "$endpoints" >"$tmp/jar.out" 2>&1 \
     && tail -1 "$tmp/jar.out" | grep -qx done && ! grep -q SLF4J "$tmp/jar.out"; then
-    echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH (and no slf4j-api: silent)"
+    echo "ok - the jar carries libetcdlock_jni.so and runs examples/Example with no toolchain on PATH (and no slf4j-api: silent; no opentelemetry-api: untraced)"
 else
     cat "$tmp/jar.out" 2>/dev/null || true
     echo "FAIL - the jar does not run examples/Example on its own"

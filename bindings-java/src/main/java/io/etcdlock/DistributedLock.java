@@ -208,10 +208,20 @@ public final class DistributedLock implements Lock {
     }
 
     NativeCall<LockGuard> start(long timeoutMs) {
-        return NativeCall.start(g -> new LockGuard(new NativeHandle(g, Native::guardFree, "lock guard"), name), LockGuard::releaseQuietly,
+        boolean campaign = kind == Kind.CANDIDATE;
+        Tracing.Span span = Tracing.begin(campaign ? Tracing.CAMPAIGN : Tracing.ACQUIRE, name);
+        return NativeCall.start(g -> {
+            LockGuard guard = new LockGuard(new NativeHandle(g, Native::guardFree, "lock guard"), name);
+            if (span != null) {
+                // Before the result is handed out: a release right after it finds the hold open.
+                guard.traceHold(span, campaign ? Tracing.LEAD : Tracing.HOLD);
+                Tracing.acquired(span, guard.fencingToken());
+            }
+            return guard;
+        }, LockGuard::releaseQuietly,
                 call -> client.handle().with(c -> Native.lockAcquire(c, name, options.ttlSeconds, timeoutMs, options.value, kind.ordinal(), options.permits,
                         options.count, call)),
-                "acquire");
+                "acquire", span);
     }
 
     /** An interrupted thread joins no queue at all (as Lock.lockInterruptibly specifies). */

@@ -26,6 +26,8 @@ public final class LockGuard implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The native outcome of {@link #releaseAsync}, once it was called. */
     private final AtomicReference<CompletableFuture<Void>> asyncRelease = new AtomicReference<>();
+    /** The open hold (or leadership) span when traced (Tracing), else null. */
+    private volatile Tracing.Hold hold;
 
     LockGuard(NativeHandle handle, String name) {
         this.handle = handle;
@@ -166,7 +168,7 @@ public final class LockGuard implements AutoCloseable {
             throw alreadyReleased();
         }
         try {
-            handle.run(Native::guardRelease);
+            traced(() -> handle.run(Native::guardRelease));
         } catch (ClosedException e) {
             throw notHeld();
         }
@@ -198,9 +200,12 @@ public final class LockGuard implements AutoCloseable {
     public CompletableFuture<Void> releaseAsync() {
         ReleaseCall call = new ReleaseCall();
         CompletableFuture<Void> released = new CompletableFuture<>();
+        Tracing.Hold h = hold;
+        Tracing.Span span = Tracing.begin(Tracing.RELEASE, name);
         // Completed on a callback thread, never a runtime thread (dependent stages may block).
         // The stage refers to this guard, so its handle is not freed by the Cleaner meanwhile.
         call.result.whenCompleteAsync((v, error) -> {
+            tracedAsync(h, span, error);
             if (error == null) {
                 released.complete(null);
             } else {
@@ -248,7 +253,7 @@ public final class LockGuard implements AutoCloseable {
         try {
             if (!handle.with(Native::guardIsReleased)) {
                 try {
-                    handle.run(Native::guardRelease);
+                    traced(() -> handle.run(Native::guardRelease));
                 } catch (NotHeldException e) {
                     lostWhy = handle.with(Native::guardLostReason);
                 } catch (ClosedException e) {
@@ -269,6 +274,72 @@ public final class LockGuard implements AutoCloseable {
             close();
         } catch (RuntimeException e) {
             // Lost meanwhile: nothing to release.
+        }
+    }
+
+    /**
+     * Opens the hold span {@code spanName}, linked to the acquire's {@code waited}; ended at
+     * release, at loss (a lost callback) or, for a guard nobody closed, when it is collected
+     * ({@code dropped}). Neither the callback nor the Cleaner refers to this guard.
+     */
+    void traceHold(Tracing.Span waited, String spanName) {
+        Tracing.Hold h = new Tracing.Hold(waited.follow(spanName).attr("etcdlock.name", name).attr("etcdlock.fencing_token", fencingToken));
+        hold = h;
+        NativeHandle.CLEANER.register(this, () -> h.end("dropped", null));
+        lost.add(reason -> h.end("lost", reason), () -> handle.run(g -> Native.guardOnLost(g, lost)));
+    }
+
+    /**
+     * Runs {@code release} (a release call) in an {@code etcdlock.release} span when traced,
+     * and ends the hold: {@code released}, or {@code lost} if the lock was lost before.
+     */
+    private void traced(Runnable release) {
+        Tracing.Hold h = hold;
+        Tracing.Span span = Tracing.begin(Tracing.RELEASE, name);
+        if (span != null) {
+            span.attr("etcdlock.fencing_token", fencingToken);
+        }
+        try {
+            release.run();
+        } catch (RuntimeException e) {
+            endHold(h);
+            if (span != null) {
+                Tracing.failed(span, e, false);
+            }
+            throw e;
+        }
+        if (h != null) {
+            h.end("released", null);
+        }
+        if (span != null) {
+            Tracing.ok(span, "released");
+        }
+    }
+
+    /** Ends an async release's span and the hold, before the caller's future completes. */
+    private void tracedAsync(Tracing.Hold h, Tracing.Span span, Throwable error) {
+        if (error == null) {
+            if (h != null) {
+                h.end("released", null);
+            }
+        } else {
+            endHold(h);
+        }
+        if (span != null) {
+            span.attr("etcdlock.fencing_token", fencingToken);
+            if (error == null) {
+                Tracing.ok(span, "released");
+            } else {
+                Tracing.failed(span, error instanceof ClosedException ? notHeld() : error, false);
+            }
+        }
+    }
+
+    /** Ends the hold after a failed release: lost (with its reason) or, if not lost, released. */
+    private void endHold(Tracing.Hold h) {
+        if (h != null) {
+            String why = lostReason().orElse(null);
+            h.end(why == null ? "released" : "lost", why);
         }
     }
 

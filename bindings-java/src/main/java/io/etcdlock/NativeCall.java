@@ -19,12 +19,15 @@ final class NativeCall<T> {
     private final LongFunction<T> wrap;
     /** Undoes a success nobody will use (a lock released, a task given back). */
     private final Consumer<T> undo;
+    /** The wait's span (Tracing), ended here on a failure and by {@link #wrap} on a success; or null. */
+    private final Tracing.Span span;
     private NativeHandle token;
     private boolean finished;
 
-    private NativeCall(LongFunction<T> wrap, Consumer<T> undo) {
+    private NativeCall(LongFunction<T> wrap, Consumer<T> undo, Tracing.Span span) {
         this.wrap = wrap;
         this.undo = undo;
+        this.span = span;
     }
 
     /**
@@ -32,8 +35,25 @@ final class NativeCall<T> {
      * its cancel token. Bad arguments and a closed client throw here, with nothing sent.
      */
     static <T> NativeCall<T> start(LongFunction<T> wrap, Consumer<T> undo, ToLongFunction<NativeCall<T>> begin, String what) {
-        NativeCall<T> call = new NativeCall<>(wrap, undo);
-        NativeHandle token = new NativeHandle(begin.applyAsLong(call), Native::cancelFree, what);
+        return start(wrap, undo, begin, what, null);
+    }
+
+    /**
+     * {@link #start(LongFunction, Consumer, ToLongFunction, String)} in the wait's {@code span}
+     * (or null): a failure ends it here, before {@link #result} completes; {@code wrap} ends it
+     * on a success.
+     */
+    static <T> NativeCall<T> start(LongFunction<T> wrap, Consumer<T> undo, ToLongFunction<NativeCall<T>> begin, String what, Tracing.Span span) {
+        NativeCall<T> call = new NativeCall<>(wrap, undo, span);
+        NativeHandle token;
+        try {
+            token = new NativeHandle(begin.applyAsLong(call), Native::cancelFree, what);
+        } catch (RuntimeException e) {
+            if (span != null) {
+                Tracing.failed(span, e, true);
+            }
+            throw e;
+        }
         synchronized (call) {
             call.token = token;
             if (call.finished) {
@@ -53,6 +73,9 @@ final class NativeCall<T> {
                 }
             }
             if (kind != null) {
+                if (span != null) {
+                    Tracing.failed(span, kind, true);
+                }
                 result.completeExceptionally(Errors.of(kind, message));
             } else {
                 result.complete(wrap.apply(handle));

@@ -12,7 +12,7 @@ import java.util.function.LongConsumer;
  * {@link ClosedException}.
  */
 final class NativeHandle {
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
+    static final Cleaner CLEANER = Cleaner.create(r -> {
         Thread t = new Thread(r, "etcdlock-cleaner");
         t.setDaemon(true);
         return t;

@@ -23,8 +23,20 @@ public final class Registration implements AutoCloseable {
         Objects.requireNonNull(value, "value");
         Objects.requireNonNull(options, "options");
         RegistrationSink sink = new RegistrationSink();
-        long r = client.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
-        return new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+        Tracing.Span span = Tracing.begin(Tracing.REGISTER, service + "/" + instance);
+        if (span == null) {
+            long r = client.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
+            return new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+        }
+        try {
+            long r = client.with(c -> Native.register(c, service, instance, value, options.ttlSeconds, options.replace, sink));
+            Registration reg = new Registration(new NativeHandle(r, Native::registrationFree, "registration"), sink);
+            Tracing.ok(span, "registered");
+            return reg;
+        } catch (RuntimeException e) {
+            Tracing.failed(span, e, false);
+            throw e;
+        }
     }
 
     private Registration(NativeHandle handle, RegistrationSink sink) {

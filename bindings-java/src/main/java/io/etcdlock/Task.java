@@ -196,7 +196,19 @@ public final class Task implements AutoCloseable {
         }
         byte[][] dels = deletes.stream().map(Task::key).toArray(byte[][]::new);
         ended.set(true);
-        return withHandle(t -> Native.taskAck(t, keys, values, dels));
+        Tracing.Span span = Tracing.begin(Tracing.TASK_ACK, queue.name());
+        if (span == null) {
+            return withHandle(t -> Native.taskAck(t, keys, values, dels));
+        }
+        span.attr("etcdlock.task_id", id()).attr("etcdlock.fencing_token", fencingToken());
+        try {
+            long rev = withHandle(t -> Native.taskAck(t, keys, values, dels));
+            Tracing.ok(span, "acked");
+            return rev;
+        } catch (RuntimeException e) {
+            Tracing.failed(span, e, false);
+            throw e;
+        }
     }
 
     /**

@@ -166,8 +166,15 @@ public final class TaskQueue {
 
     /** Starts a claim; bad arguments and a closed client throw here, with nothing sent. */
     private NativeCall<Task> start(long timeoutMs) {
-        return NativeCall.start(t -> new Task(new NativeHandle(t, Native::taskFree, "task"), this), Task::giveBackQuietly,
-                call -> handle.with(q -> Native.queueClaim(q, timeoutMs, call)), "claim");
+        Tracing.Span span = Tracing.begin(Tracing.TASK_CLAIM, name);
+        return NativeCall.start(t -> {
+            Task task = new Task(new NativeHandle(t, Native::taskFree, "task"), this);
+            if (span != null) {
+                span.attr("etcdlock.task_id", task.id());
+                Tracing.acquired(span, task.fencingToken());
+            }
+            return task;
+        }, Task::giveBackQuietly, call -> handle.with(q -> Native.queueClaim(q, timeoutMs, call)), "claim", span);
     }
 
     EtcdLockClient client() {
