@@ -165,9 +165,9 @@ export const logChannels: Readonly<{
 }>;
 /**
  * The diagnostics_channel TracingChannel names the library publishes spans on (lib/trace.js):
- * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }`, on
- * its start, end, asyncStart, asyncEnd and error events. Nothing is published while a channel has
- * no subscribers.
+ * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }` (a
+ * task's claim and ack: also `taskId`), on its start, end, asyncStart, asyncEnd and error
+ * events. Nothing is published while a channel has no subscribers.
  * @readonly
  */
 export const traceChannels: Readonly<{
@@ -176,6 +176,9 @@ export const traceChannels: Readonly<{
     hold: "etcdlock:hold";
     lead: "etcdlock:lead";
     release: "etcdlock:release";
+    taskClaim: "etcdlock:task.claim";
+    taskAck: "etcdlock:task.ack";
+    register: "etcdlock:register";
 }>;
 import { setCallerSpin } from "./lib/runtime.js";
 import { callerSpin } from "./lib/runtime.js";

@@ -56,9 +56,9 @@ const trace = require('./lib/trace.js');
 const logChannels = log.channels;
 /**
  * The diagnostics_channel TracingChannel names the library publishes spans on (lib/trace.js):
- * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }`, on
- * its start, end, asyncStart, asyncEnd and error events. Nothing is published while a channel has
- * no subscribers.
+ * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }` (a
+ * task's claim and ack: also `taskId`), on its start, end, asyncStart, asyncEnd and error
+ * events. Nothing is published while a channel has no subscribers.
  * @readonly
  */
 const traceChannels = trace.names;

@@ -528,6 +528,15 @@ class Client {
     const replace = toFlag(o.replace, 'replace');
     const signal = toSignal(o.signal);
     if (signal && signal.aborted) throw abortError(signal, 'The registration');
+    return trace.call('register', false, () => ({ name: `${s}/${i}` }), () => this.#register(s, i, v, ttl, replace, signal), (ctx) => { ctx.outcome = 'registered'; });
+  }
+
+  /**
+   * @param {Buffer} s @param {Buffer} i @param {Buffer} v @param {number} ttl @param {boolean} replace
+   * @param {AbortSignal | undefined} signal
+   * @returns {Promise<Registration>}
+   */
+  async #register(s, i, v, ttl, replace, signal) {
     const client = await this.#client();
     let reg;
     try {

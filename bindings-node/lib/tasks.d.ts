@@ -129,6 +129,7 @@ export class Task {
      * @private
      * @param {any} nativeTask
      * @param {Client} client
+     * @param {Buffer} queueName
      */
     private constructor();
     /** The item's id (the one given to `put()`, or the random one it made). @type {string} */

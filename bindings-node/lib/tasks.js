@@ -15,6 +15,7 @@ const { Fence } = require('./fence.js');
 const { describe, toBytes, toOptions, toMillis, toSignal } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /** Deliveries of an item before it goes to the dead letters, when `queue()` is not given `maxAttempts`. */
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -150,6 +151,7 @@ class Task {
   /** @type {number} */ #priority;
   /** @type {number} */ #attempts;
   /** @type {bigint} */ #token;
+  /** The queue's name, for the ack's span. @type {Buffer} */ #queueName;
   #ended = false;
   /** @type {LostCallbacks | null} */ #lost = null;
 
@@ -158,10 +160,12 @@ class Task {
    * @private
    * @param {any} nativeTask
    * @param {Client} client
+   * @param {Buffer} queueName
    */
-  constructor(nativeTask, client) {
+  constructor(nativeTask, client, queueName) {
     this.#native = nativeTask;
     this.#client = client;
+    this.#queueName = queueName;
     this.#id = nativeTask.id;
     this.#payload = nativeTask.payload;
     this.#priority = nativeTask.priority;
@@ -248,7 +252,8 @@ class Task {
    */
   async ack(options) {
     const { keys, values, deletes } = toAckOps(options);
-    return this.#end(() => this.#native.ack(keys, values, deletes));
+    return trace.call('taskAck', false, () => ({ name: this.#queueName.toString(), taskId: this.#id, fencingToken: this.#token }),
+      () => this.#end(() => this.#native.ack(keys, values, deletes)), (ctx) => { ctx.outcome = 'acked'; });
   }
 
   /**
@@ -371,6 +376,15 @@ class TaskQueue {
    * @returns {Promise<Task>}
    */
   async claim(options) {
+    return trace.call('taskClaim', true, () => ({ name: this.#name.toString(), taskId: undefined }), () => this.#claim(options), (ctx, task) => {
+      ctx.outcome = 'acquired';
+      ctx.taskId = task.id;
+      ctx.fencingToken = task.fencingToken;
+    });
+  }
+
+  /** @param {ClaimOptions} [options] @returns {Promise<Task>} */
+  async #claim(options) {
     log.refresh(native);
     const o = toOptions(options, 'options');
     const timeout = toMillis(o.timeout, 'timeout');
@@ -387,7 +401,7 @@ class TaskQueue {
     }
     let task;
     try {
-      task = new Task(await q.claim(timeout, token, worker), this.#client);
+      task = new Task(await q.claim(timeout, token, worker), this.#client, this.#name);
     } catch (e) {
       if (signal && signal.aborted && e && e.code === 'CANCELLED') throw abortError(signal, 'The claim');
       throw fromNative(e);

@@ -22,6 +22,21 @@ export function release(lock: {
     key: Buffer;
     lostReason: () => string | null;
 }, fn: () => Promise<void>): Promise<void>;
+/**
+ * Runs `fn` (a claim, an ack, a registration) in the channel `kind` with the context `ctx`
+ * (its `name` and what is known before the call); `done(ctx, result)` records a success's
+ * outcome and attributes. A failure's outcome is `timeout` / `cancelled` / `error` for a wait
+ * (`wait`), `cancelled` / `error` otherwise, with its code. Costs nothing more than `fn()` when
+ * nobody subscribes.
+ * @template T
+ * @param {'taskClaim' | 'taskAck' | 'register'} kind
+ * @param {boolean} wait
+ * @param {() => Record<string, any>} makeCtx
+ * @param {() => Promise<T>} fn
+ * @param {(ctx: any, result: T) => void} done
+ * @returns {Promise<T>}
+ */
+export function call<T>(kind: "taskClaim" | "taskAck" | "register", wait: boolean, makeCtx: () => Record<string, any>, fn: () => Promise<T>, done: (ctx: any, result: T) => void): Promise<T>;
 /** The channel names, for `diagnostics_channel.tracingChannel(name)`. */
 export const names: Readonly<{
     acquire: "etcdlock:acquire";
@@ -29,4 +44,7 @@ export const names: Readonly<{
     hold: "etcdlock:hold";
     lead: "etcdlock:lead";
     release: "etcdlock:release";
+    taskClaim: "etcdlock:task.claim";
+    taskAck: "etcdlock:task.ack";
+    register: "etcdlock:register";
 }>;

@@ -1,10 +1,12 @@
 'use strict';
 // Spans on diagnostics_channel's TracingChannel: `etcdlock:acquire` and `etcdlock:campaign`
 // around an acquire (the wait included), `etcdlock:hold` and `etcdlock:lead` from acquisition
-// to release or loss, `etcdlock:release` around a release. The same names and outcomes as the
-// core's `tracing` spans (etcdlock.acquire, ...). Each publishes one context object per
-// operation on the channel's start, end, asyncStart, asyncEnd (and error) events:
-//   { name, fencingToken, outcome, errorCode, lostReason }
+// to release or loss, `etcdlock:release` around a release, `etcdlock:task.claim` around a task
+// queue's claim (the wait included), `etcdlock:task.ack` around an ack, `etcdlock:register`
+// around a registration. The same names and outcomes as the core's `tracing` spans
+// (etcdlock.acquire, ...). Each publishes one context object per operation on the channel's
+// start, end, asyncStart, asyncEnd (and error) events:
+//   { name, fencingToken, outcome, errorCode, lostReason }  (a task's spans: also taskId)
 // Nothing is built or published while a channel has no subscribers (`hasSubscribers`).
 
 const dc = require('node:diagnostics_channel');
@@ -15,6 +17,9 @@ const channels = {
   hold: dc.tracingChannel('etcdlock:hold'),
   lead: dc.tracingChannel('etcdlock:lead'),
   release: dc.tracingChannel('etcdlock:release'),
+  taskClaim: dc.tracingChannel('etcdlock:task.claim'),
+  taskAck: dc.tracingChannel('etcdlock:task.ack'),
+  register: dc.tracingChannel('etcdlock:register'),
 };
 
 /** @param {any} ch */
@@ -29,6 +34,12 @@ function failedWait(e) {
   if (code === 'LOCK_TIMEOUT' || code === 'WOULD_BLOCK') return 'timeout';
   if (code === 'ABORT_ERR' || code === 'CANCELLED') return 'cancelled';
   return 'error';
+}
+
+/** The outcome of a failed call that is not a wait. @param {any} e */
+function failedCall(e) {
+  const code = e && e.code;
+  return code === 'ABORT_ERR' || code === 'CANCELLED' ? 'cancelled' : 'error';
 }
 
 /** @param {any} e */
@@ -134,6 +145,37 @@ function release(lock, fn) {
   }, ctx);
 }
 
+/**
+ * Runs `fn` (a claim, an ack, a registration) in the channel `kind` with the context `ctx`
+ * (its `name` and what is known before the call); `done(ctx, result)` records a success's
+ * outcome and attributes. A failure's outcome is `timeout` / `cancelled` / `error` for a wait
+ * (`wait`), `cancelled` / `error` otherwise, with its code. Costs nothing more than `fn()` when
+ * nobody subscribes.
+ * @template T
+ * @param {'taskClaim' | 'taskAck' | 'register'} kind
+ * @param {boolean} wait
+ * @param {() => Record<string, any>} makeCtx
+ * @param {() => Promise<T>} fn
+ * @param {(ctx: any, result: T) => void} done
+ * @returns {Promise<T>}
+ */
+function call(kind, wait, makeCtx, fn, done) {
+  const ch = channels[kind];
+  if (!active(ch)) return fn();
+  /** @type {any} */ const ctx = { fencingToken: undefined, outcome: undefined, errorCode: undefined, ...makeCtx() };
+  return ch.tracePromise(async () => {
+    try {
+      const r = await fn();
+      done(ctx, r);
+      return r;
+    } catch (e) {
+      ctx.outcome = wait ? failedWait(e) : failedCall(e);
+      ctx.errorCode = codeOf(e);
+      throw e;
+    }
+  }, ctx);
+}
+
 /** The channel names, for `diagnostics_channel.tracingChannel(name)`. */
 const names = Object.freeze({
   acquire: 'etcdlock:acquire',
@@ -141,6 +183,9 @@ const names = Object.freeze({
   hold: 'etcdlock:hold',
   lead: 'etcdlock:lead',
   release: 'etcdlock:release',
+  taskClaim: 'etcdlock:task.claim',
+  taskAck: 'etcdlock:task.ack',
+  register: 'etcdlock:register',
 });
 
-module.exports = { acquire, release, names };
+module.exports = { acquire, release, call, names };

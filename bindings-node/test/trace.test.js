@@ -40,6 +40,9 @@ test('the channel names', () => {
     hold: 'etcdlock:hold',
     lead: 'etcdlock:lead',
     release: 'etcdlock:release',
+    taskClaim: 'etcdlock:task.claim',
+    taskAck: 'etcdlock:task.ack',
+    register: 'etcdlock:register',
   });
 });
 
@@ -123,4 +126,43 @@ test('a campaign and its leadership are traced on etcdlock:campaign and etcdlock
   await leading.resign();
   const ended = of(lead, name).find(([ev]) => ev === 'asyncEnd');
   assert.equal(ended[1].outcome, 'released');
+});
+
+// covers: TRACE-SPANS-002
+test('a task claimed and acked is traced on etcdlock:task.claim and etcdlock:task.ack', async (t) => {
+  const [claim, ack, acquire] = [record(t, 'etcdlock:task.claim'), record(t, 'etcdlock:task.ack'), record(t, 'etcdlock:acquire')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const name = prefix('trace-queue');
+  const q = c.queue(name);
+  const id = await q.put('job');
+  const task = await q.claim({ timeout: 5000 });
+  const claimed = of(claim, name);
+  assert.deepEqual(claimed.map(([ev]) => ev), ['start', 'end', 'asyncStart', 'asyncEnd']);
+  assert.deepEqual([claimed[3][1].outcome, claimed[3][1].taskId, claimed[3][1].fencingToken], ['acquired', id, task.fencingToken]);
+  await task.ack();
+  const acked = of(ack, name).filter(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual(acked.map(([, c]) => [c.outcome, c.taskId, c.fencingToken]), [['acked', id, task.fencingToken]]);
+  await assert.rejects(task.ack(), { code: 'NOT_HELD' });
+  const again = of(ack, name).filter(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([again[1][1].outcome, again[1][1].errorCode], ['error', 'NOT_HELD']);
+  // An empty queue's try: the claim times out (WOULD_BLOCK); the claim's own lock is not traced.
+  await assert.rejects(q.claim({ timeout: 0 }), { code: 'WOULD_BLOCK' });
+  const none = of(claim, name).filter(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([none[1][1].outcome, none[1][1].errorCode, none[1][1].taskId], ['timeout', 'WOULD_BLOCK', undefined]);
+  assert.equal(acquire.filter(([, c]) => c.name.startsWith(name)).length, 0);
+});
+
+// covers: TRACE-SPANS-002
+test('a registration and one refused are traced on etcdlock:register', async (t) => {
+  const register = record(t, 'etcdlock:register');
+  const a = new Client({ endpoints: ENDPOINTS });
+  const b = new Client({ endpoints: ENDPOINTS });
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const svc = prefix('trace-reg');
+  const reg = await a.register(svc, 'n1', 'a');
+  await assert.rejects(b.register(svc, 'n1', 'b'), { code: 'WOULD_BLOCK' });
+  const ends = of(register, `${svc}/n1`).filter(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual(ends.map(([, c]) => [c.outcome, c.errorCode]), [['registered', undefined], ['error', 'WOULD_BLOCK']]);
+  await reg.close();
 });
