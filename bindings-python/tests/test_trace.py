@@ -123,3 +123,69 @@ def test_the_asyncio_lock_has_the_same_spans(etcd, prefix, spans):
     assert one(spans, "etcdlock.acquire", name).attributes["etcdlock.fencing_token"] == token
     assert one(spans, "etcdlock.hold", name).attributes["etcdlock.outcome"] == "released"
     assert one(spans, "etcdlock.release", name).attributes["etcdlock.outcome"] == "released"
+
+
+# covers: TRACE-SPANS-002
+def test_a_task_claimed_and_acked_are_spans_with_the_task_id_and_token(client, prefix, spans):
+    name = f"{prefix}/queue"
+    q = client.queue(name)
+    item = q.put(b"job")
+    task = q.claim(timeout=5)
+    claim = one(spans, "etcdlock.task.claim", name)
+    assert (claim.attributes["etcdlock.outcome"], claim.attributes["etcdlock.task_id"], claim.attributes["etcdlock.fencing_token"]) == (
+        "acquired",
+        item,
+        task.fencing_token,
+    )
+    task.ack()
+    ack = one(spans, "etcdlock.task.ack", name)
+    assert (ack.attributes["etcdlock.outcome"], ack.attributes["etcdlock.task_id"], ack.attributes["etcdlock.fencing_token"]) == (
+        "acked",
+        item,
+        task.fencing_token,
+    )
+    with pytest.raises(etcdlock.NotHeld):
+        task.ack()
+    refused = named(spans, "etcdlock.task.ack", name)[1]
+    assert (refused.attributes["etcdlock.outcome"], refused.attributes["etcdlock.error_kind"]) == ("error", "NOT_HELD")
+    # An empty queue's try: a claim that timed out (WOULD_BLOCK); the claim's own lock has no spans.
+    with pytest.raises(etcdlock.WouldBlock):
+        q.claim(timeout=0)
+    none = named(spans, "etcdlock.task.claim", name)[1]
+    assert (none.attributes["etcdlock.outcome"], none.attributes["etcdlock.error_kind"]) == ("timeout", "WOULD_BLOCK")
+    assert not [s for s in spans.get_finished_spans() if s.name in ("etcdlock.acquire", "etcdlock.hold")]
+
+
+# covers: TRACE-SPANS-002
+def test_a_registration_and_one_refused_are_spans(etcd, prefix, spans):
+    svc = f"{prefix}/svc"
+    with etcdlock.Client(etcd.endpoints) as a, etcdlock.Client(etcd.endpoints) as b:
+        with a.register(svc, "n1", b"a"):
+            with pytest.raises(etcdlock.WouldBlock):
+                b.register(svc, "n1", b"b")
+    regs = named(spans, "etcdlock.register", f"{svc}/n1")
+    assert [(s.attributes["etcdlock.outcome"], s.attributes.get("etcdlock.error_kind")) for s in regs] == [
+        ("registered", None),
+        ("error", "WOULD_BLOCK"),
+    ]
+
+
+# covers: TRACE-SPANS-002
+def test_the_asyncio_queue_and_registry_have_the_same_spans(etcd, prefix, spans):
+    name, svc = f"{prefix}/aqueue", f"{prefix}/asvc"
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as c:
+            q = c.queue(name)
+            item = await q.put(b"job")
+            async with q.claim(timeout=5) as task:
+                token = task.fencing_token
+            async with c.register(svc, "n1", b"a"):
+                pass
+            return item, token
+
+    item, token = asyncio.run(main())
+    claim = one(spans, "etcdlock.task.claim", name)
+    assert (claim.attributes["etcdlock.task_id"], claim.attributes["etcdlock.fencing_token"]) == (item, token)
+    assert one(spans, "etcdlock.task.ack", name).attributes["etcdlock.outcome"] == "acked"
+    assert one(spans, "etcdlock.register", f"{svc}/n1").attributes["etcdlock.outcome"] == "registered"

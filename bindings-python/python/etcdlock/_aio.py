@@ -218,7 +218,7 @@ class AsyncClient:
 
         _log.refresh()
         s, i, v = _args.to_bytes(service, "service"), _args.to_bytes(instance, "instance"), _args.to_bytes(value, "value")
-        return _Registering(self._n.register(s, i, v, _args.ttl(ttl), _args.flag(replace, "replace")))
+        return _Registering(self._n.register(s, i, v, _args.ttl(ttl), _args.flag(replace, "replace")), s + b"/" + i)
 
     async def instances(self, service: BytesLike) -> Instances:
         """The instances of ``service`` now (see ``Client.instances``)."""

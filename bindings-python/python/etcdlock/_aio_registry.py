@@ -3,7 +3,7 @@
 from collections import deque
 from typing import Any, AsyncIterator, Deque, Generator, Optional
 
-from . import _args, _native
+from . import _args, _native, _trace
 from ._aio import _run, _run_cancellable
 from ._common import Instances, instances
 from ._ports import loop_port
@@ -41,13 +41,16 @@ class _Registering:
     """``await client.register(...)``, or ``async with client.register(...) as reg``
     (deregisters on exit)."""
 
-    def __init__(self, op: Any) -> None:
+    def __init__(self, op: Any, key: bytes) -> None:
         self._op = op
+        self._key = key  # <service>/<instance>, for the span
         self._reg: Optional[AsyncRegistration] = None
 
     async def _register(self) -> AsyncRegistration:
-        native = await _run_cancellable(self._op)
-        self._reg = AsyncRegistration(native)
+        async def run() -> AsyncRegistration:
+            return AsyncRegistration(await _run_cancellable(self._op))
+
+        self._reg = await _trace.traced_async("etcdlock.register", self._key, False, run, _trace.registered)
         return self._reg
 
     def __await__(self) -> Generator[Any, None, AsyncRegistration]:

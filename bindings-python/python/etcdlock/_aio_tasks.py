@@ -4,7 +4,7 @@
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, AsyncIterator, Generator, List, Mapping, Optional, Sequence, Type
 
-from . import _args, _log, _native
+from . import _args, _log, _native, _trace
 from . import _tasks_common as _tc
 from ._aio import _run, _run_cancellable
 from ._args import BytesLike
@@ -21,16 +21,18 @@ class AsyncTask(_tc.TaskView):
     """A claimed item (see ``Task``); ``await task.ack()`` / ``await task.nack()``. An async
     context manager: acks at the end of the block, nacks on an exception."""
 
-    def __init__(self, native: "_native.Task") -> None:
+    def __init__(self, native: "_native.Task", queue: bytes = b"") -> None:
         super().__init__(native, loop_port)
         self._ended = False
+        self._queue = queue  # the queue's name, for the ack's span
 
     async def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
         """Deletes the item with your own ``puts`` and ``deletes`` in the same transaction, only
         while the claim holds (see ``Task.ack``); returns the revision."""
         p, d = _tc.ack_ops(puts, deletes)
         self._ended = True
-        revision: int = await _run(self._n.ack(p, d))
+        attrs = {"etcdlock.task_id": self.id, "etcdlock.fencing_token": self.fencing_token}
+        revision: int = await _trace.traced_async("etcdlock.task.ack", self._queue, False, lambda: _run(self._n.ack(p, d)), _trace.acked, attrs)
         return revision
 
     async def fence(self) -> "Fence":
@@ -62,12 +64,16 @@ class _Claim:
     """``await q.claim()`` or ``async with q.claim() as task`` (acks on exit, nacks on an
     exception)."""
 
-    def __init__(self, op: Any) -> None:
+    def __init__(self, op: Any, queue: bytes) -> None:
         self._op = op
+        self._queue = queue
         self._task: Optional[AsyncTask] = None
 
     async def _claim(self) -> AsyncTask:
-        self._task = AsyncTask(await _run_cancellable(self._op))
+        async def run() -> AsyncTask:
+            return AsyncTask(await _run_cancellable(self._op), self._queue)
+
+        self._task = await _trace.traced_async("etcdlock.task.claim", self._queue, True, run, _trace.claimed)
         return self._task
 
     def __await__(self) -> Generator[Any, None, AsyncTask]:
@@ -103,7 +109,7 @@ class AsyncTaskQueue:
         t = _tc.claim_timeout(timeout)
         w = _args.to_bytes(worker, "worker") if worker is not None else None
         _log.refresh()
-        return _Claim(self._n.claim(t, w))
+        return _Claim(self._n.claim(t, w), self._n.name)
 
     async def tasks(self, timeout: Optional[float] = None) -> AsyncIterator[AsyncTask]:
         """``async for task in q.tasks()``: claims one after another; ends when a claim times

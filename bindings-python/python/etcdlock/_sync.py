@@ -225,7 +225,7 @@ class Client:
         _log.refresh()
         s, i, v = _args.to_bytes(service, "service"), _args.to_bytes(instance, "instance"), _args.to_bytes(value, "value")
         op = self._n.register(s, i, v, _args.ttl(ttl), _args.flag(replace, "replace"))
-        return Registration(op.wait())
+        return _trace.traced("etcdlock.register", s + b"/" + i, False, lambda: Registration(op.wait()), _trace.registered)
 
     def instances(self, service: BytesLike) -> Instances:
         """The instances of ``service`` now (one read), in name order, with the revision."""

@@ -7,7 +7,7 @@ acks when the block ends and nacks when it raises."""
 from types import TracebackType
 from typing import TYPE_CHECKING, Iterator, List, Mapping, Optional, Sequence, Type
 
-from . import _args, _log, _native
+from . import _args, _log, _native, _trace
 from ._args import BytesLike
 from ._common import fence, refuse_in_event_loop
 from ._errors import LockTimeout, NotHeld
@@ -25,9 +25,10 @@ class Task(_tc.TaskView):
     if_held=task)``; ``ack()`` / ``nack(delay=None)``. A context manager: acks at the end of the
     block, nacks (and re-raises) on an exception."""
 
-    def __init__(self, native: "_native.Task") -> None:
+    def __init__(self, native: "_native.Task", queue: bytes = b"") -> None:
         super().__init__(native, thread_port)
         self._ended = False
+        self._queue = queue  # the queue's name, for the ack's span
 
     def ack(self, *, puts: Optional[Mapping[BytesLike, BytesLike]] = None, deletes: Optional[Sequence[BytesLike]] = None) -> int:
         """Deletes the item, with ``puts`` and ``deletes`` of your own in the same transaction,
@@ -35,7 +36,8 @@ class Task(_tc.TaskView):
         revision."""
         p, d = _tc.ack_ops(puts, deletes)
         self._ended = True
-        revision: int = self._n.ack(p, d).wait()
+        attrs = {"etcdlock.task_id": self.id, "etcdlock.fencing_token": self.fencing_token}
+        revision: int = _trace.traced("etcdlock.task.ack", self._queue, False, lambda: self._n.ack(p, d).wait(), _trace.acked, attrs)
         return revision
 
     def fence(self) -> "Fence":
@@ -95,7 +97,8 @@ class TaskQueue:
             refuse_in_event_loop("TaskQueue.claim()")
         w = _args.to_bytes(worker, "worker") if worker is not None else None
         _log.refresh()
-        return Task(self._n.claim(t, w).wait())
+        name = self._n.name
+        return _trace.traced("etcdlock.task.claim", name, True, lambda: Task(self._n.claim(t, w).wait(), name), _trace.claimed)
 
     def tasks(self, timeout: Optional[float] = None) -> Iterator[Task]:
         """Claims one task after another; ends when a claim times out (never, without a

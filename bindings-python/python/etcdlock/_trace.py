@@ -1,6 +1,7 @@
 """Spans through the OpenTelemetry API, when ``opentelemetry-api`` is installed: ``etcdlock.acquire``
 (the wait included), ``etcdlock.hold`` (from the acquisition to its release or loss) and
-``etcdlock.release``; for an election ``etcdlock.campaign`` and ``etcdlock.lead``. The names,
+``etcdlock.release``; for an election ``etcdlock.campaign`` and ``etcdlock.lead``; a task queue's
+``etcdlock.task.claim`` (the wait included) and ``etcdlock.task.ack``; ``etcdlock.register``. The names,
 attributes and outcomes are the core's ``tracing`` spans' (docs/manual/rust.md, "Traces").
 
 Without the package nothing is imported (one failed import, remembered) and each call costs a
@@ -142,3 +143,78 @@ def released(span: Any, e: Optional[BaseException]) -> None:
     else:
         failed(span, e, wait=False)
     span.end()
+
+
+class Call:
+    """One call's span (a claim, an ack, a registration); ``None`` from ``begin`` without
+    OpenTelemetry or when the span would not record."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Any) -> None:
+        self.span = span
+
+    @staticmethod
+    def begin(span_name: str, name: bytes, attrs: Optional[dict] = None) -> "Optional[Call]":
+        tr = tracer()
+        if tr is None:
+            return None
+        a: dict = {"etcdlock.name": _name(name)}
+        if attrs:
+            a.update(attrs)
+        span = tr.start_span(span_name, attributes=a)
+        if not span.is_recording():
+            span.end()
+            return None
+        return Call(span)
+
+    def ok(self, outcome: str, attrs: Optional[dict] = None) -> None:
+        self.span.set_attribute("etcdlock.outcome", outcome)
+        for k, v in (attrs or {}).items():
+            self.span.set_attribute(k, v)
+        self.span.end()
+
+    def failed(self, e: BaseException, wait: bool) -> None:
+        failed(self.span, e, wait)
+        self.span.end()
+
+
+def claimed(call: Call, task: Any) -> None:
+    """Ends a claim's span: ``acquired``, the task's id and fencing token."""
+    call.ok("acquired", {"etcdlock.task_id": task.id, "etcdlock.fencing_token": task.fencing_token})
+
+
+def traced(span_name: str, name: bytes, wait: bool, run: Any, done: Any, attrs: Optional[dict] = None) -> Any:
+    """``run()`` in a span ``span_name`` when traced; ``done(call, result)`` ends it."""
+    call = Call.begin(span_name, name, attrs)
+    if call is None:
+        return run()
+    try:
+        r = run()
+    except BaseException as e:
+        call.failed(e, wait)
+        raise
+    done(call, r)
+    return r
+
+
+async def traced_async(span_name: str, name: bytes, wait: bool, run: Any, done: Any, attrs: Optional[dict] = None) -> Any:
+    """``await run()`` in a span ``span_name`` when traced; ``done(call, result)`` ends it."""
+    call = Call.begin(span_name, name, attrs)
+    if call is None:
+        return await run()
+    try:
+        r = await run()
+    except BaseException as e:
+        call.failed(e, wait)
+        raise
+    done(call, r)
+    return r
+
+
+def acked(call: Call, _revision: Any) -> None:
+    call.ok("acked")
+
+
+def registered(call: Call, _reg: Any) -> None:
+    call.ok("registered")
