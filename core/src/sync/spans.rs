@@ -13,6 +13,13 @@
 //! | `etcdlock.task.ack` | a task's ack call | `acked`, `error` |
 //! | `etcdlock.register` | a registry's register call | `registered`, `error` |
 //!
+//! A pool's acquire and a lock set's have the same `etcdlock.acquire`, `etcdlock.hold` and
+//! `etcdlock.release` spans: a pool's `etcdlock.name` is the pool's name and `etcdlock.slots` the
+//! slots held (comma-joined, once known); a lock set's `etcdlock.name` is its members' names,
+//! comma-joined, in the set's order. Their fencing token is the acquisition's (the pool's queue
+//! turn, the set's one revision). Their hold ends at release or drop, or when the lease they live
+//! on is lost (`lost`, with its reason).
+//!
 //! Fields: `etcdlock.name` (the lock, election, queue or `<service>/<instance>` key),
 //! `etcdlock.fencing_token` (once known), `etcdlock.outcome`, and `etcdlock.error_kind` (the
 //! [`ErrorKind::code`], e.g. `LOCK_TIMEOUT`, when the outcome is `timeout`, `cancelled` or
@@ -120,6 +127,78 @@ pub(crate) fn ack(queue: &[u8], id: &str, token: i64) -> Span {
 /// The span of a register call.
 pub(crate) fn register(key: &[u8]) -> Span {
     tracing::info_span!(target: "etcdlock", "etcdlock.register", etcdlock.name = %String::from_utf8_lossy(key), etcdlock.outcome = Empty, etcdlock.error_kind = Empty)
+}
+
+/// The span of a pool's (`slots` recorded once known) or a lock set's acquire.
+pub(crate) fn group_acquire(name: &str) -> Span {
+    tracing::info_span!(target: "etcdlock", "etcdlock.acquire", etcdlock.name = name, etcdlock.slots = Empty, etcdlock.fencing_token = Empty, etcdlock.outcome = Empty, etcdlock.error_kind = Empty)
+}
+
+/// The hold span of a pool's holding (its `slots`) or a lock set's (`None`), following from
+/// its acquire's `waited`.
+pub(crate) fn group_hold(name: &str, slots: Option<&str>, token: i64, waited: &Span) -> Span {
+    let span = tracing::info_span!(target: "etcdlock", "etcdlock.hold", etcdlock.name = name, etcdlock.slots = slots, etcdlock.fencing_token = token, etcdlock.outcome = Empty, etcdlock.error_kind = Empty, etcdlock.lost_reason = Empty);
+    span.follows_from(waited);
+    span
+}
+
+/// The span of a pool's or a lock set's release call.
+pub(crate) fn group_release(name: &str, slots: Option<&str>, token: i64) -> Span {
+    tracing::info_span!(target: "etcdlock", "etcdlock.release", etcdlock.name = name, etcdlock.slots = slots, etcdlock.fencing_token = token, etcdlock.outcome = Empty, etcdlock.error_kind = Empty)
+}
+
+/// A pool's or a lock set's open hold span: ended by [`LeaseHold::end`] (release), by its drop
+/// (`dropped`), or by the loss of what it holds (a task waits for that signal, and stops when
+/// the hold ends otherwise). Nothing at all when the span is disabled.
+#[derive(Debug, Default)]
+pub(crate) struct LeaseHold {
+    span: std::sync::Arc<std::sync::Mutex<Option<Span>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl LeaseHold {
+    /// Opens `span` until an end, or `lost` fires (then `lost`, with its reason).
+    pub(crate) fn start(span: Span, lost: crate::lease::lost::LostSignal) -> LeaseHold {
+        if span.is_disabled() {
+            return LeaseHold::default();
+        }
+        if let Some(reason) = lost.reason() {
+            end_lost(span, reason);
+            return LeaseHold::default();
+        }
+        let cell = std::sync::Arc::new(std::sync::Mutex::new(Some(span)));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (c, wait) = (cell.clone(), lost.wait());
+        crate::runtime::spawn(async move {
+            tokio::select! {
+                reason = wait => {
+                    if let Some(s) = c.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                        end_lost(s, reason);
+                    }
+                }
+                _ = stopped => {}
+            }
+        });
+        LeaseHold { span: cell, stop: Some(stop) }
+    }
+
+    /// Ends the hold (if still open) with `outcome`; `lost` with its reason if it was lost by then.
+    pub(crate) fn end(&self, outcome: &str, lost: Option<LostReason>) {
+        let span = self.span.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(span) = span {
+            match lost {
+                Some(reason) => end_lost(span, reason),
+                None => end_hold(span, outcome),
+            }
+        }
+    }
+}
+
+impl Drop for LeaseHold {
+    fn drop(&mut self) {
+        self.end("dropped", None);
+        drop(self.stop.take()); // the loss watcher ends
+    }
 }
 
 /// Records a wait's result: `success` (`acquired`) and the token, or the error's outcome

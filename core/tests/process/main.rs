@@ -15,6 +15,7 @@ mod log_sink;
 mod pause;
 mod runtime;
 mod spans;
+mod spans_groups;
 
 /// Set in the child process that runs one test alone.
 const CHILD: &str = "ETCDLOCK_TEST_ALONE";

@@ -11,25 +11,25 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 
 #[derive(Debug, Clone, Default)]
-struct SpanSeen {
-    id: u64,
-    name: &'static str,
+pub(crate) struct SpanSeen {
+    pub(crate) id: u64,
+    pub(crate) name: &'static str,
     fields: HashMap<String, String>,
-    follows: Vec<u64>,
-    closed: bool,
+    pub(crate) follows: Vec<u64>,
+    pub(crate) closed: bool,
 }
 
 impl SpanSeen {
-    fn get(&self, field: &str) -> Option<&str> {
+    pub(crate) fn get(&self, field: &str) -> Option<&str> {
         self.fields.get(field).map(String::as_str)
     }
 }
 
 #[derive(Default)]
-struct Spans {
+pub(crate) struct Spans {
     next: AtomicU64,
     /// By id; ids are never reused here, so a closed span stays readable.
-    all: Mutex<HashMap<u64, SpanSeen>>,
+    pub(crate) all: Mutex<HashMap<u64, SpanSeen>>,
     /// Clones per span id (`clone_span` up, `try_close` down), to know when one closes.
     refs: Mutex<HashMap<u64, usize>>,
 }
@@ -93,7 +93,7 @@ impl tracing::Subscriber for Recorder {
     }
 }
 
-fn spans() -> Arc<Spans> {
+pub(crate) fn spans() -> Arc<Spans> {
     static SEEN: OnceLock<Arc<Spans>> = OnceLock::new();
     SEEN.get_or_init(|| {
         let seen = Arc::new(Spans::default());
@@ -104,7 +104,7 @@ fn spans() -> Arc<Spans> {
 }
 
 /// The spans called `name` whose `etcdlock.name` is `of`, oldest first.
-fn named(seen: &Spans, name: &str, of: &str) -> Vec<SpanSeen> {
+pub(crate) fn named(seen: &Spans, name: &str, of: &str) -> Vec<SpanSeen> {
     let mut v: Vec<SpanSeen> = seen.all.lock().unwrap().values().filter(|s| s.name == name && s.get("etcdlock.name") == Some(of)).cloned().collect();
     v.sort_by_key(|s| s.id);
     v
@@ -112,7 +112,7 @@ fn named(seen: &Spans, name: &str, of: &str) -> Vec<SpanSeen> {
 
 /// The one span called `name` for `of`, once it closed (spans end on the caller's side, but a
 /// hold may end on a runtime thread: waits at most 5 s).
-async fn closed(seen: &Spans, name: &str, of: &str) -> SpanSeen {
+pub(crate) async fn closed(seen: &Spans, name: &str, of: &str) -> SpanSeen {
     let ended = eventually(Duration::from_secs(5), || async { named(seen, name, of).iter().any(|s| s.closed) }).await;
     let all = named(seen, name, of);
     assert!(ended, "no closed {name} span for {of}: {all:?}");

@@ -35,8 +35,15 @@ impl LockSet {
         crate::client::validate::check_lock_value(&opts.value)?;
         self.client.check_open()?;
         let started = std::time::Instant::now();
-        let r = self.lock_checked(opts).await;
+        let name = self.names().iter().map(|n| String::from_utf8_lossy(n)).collect::<Vec<_>>().join(",");
+        let span = crate::sync::spans::group_acquire(&name);
+        use tracing::Instrument;
+        let r = self.lock_checked(opts).instrument(span.clone()).await;
         crate::sync::PerClient::of(&self.client).metrics.acquire(started.elapsed(), r.as_ref().err().map(Error::kind));
+        crate::sync::spans::waited(&span, &r, "acquired", |g| Some(g.fencing_token()));
+        if let Ok(g) = &r {
+            g.begin_hold(crate::sync::spans::group_hold(&name, None, g.fencing_token(), &span));
+        }
         r
     }
 

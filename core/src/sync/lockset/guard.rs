@@ -26,12 +26,21 @@ pub struct LockSetGuard {
     lost: Arc<LostFlag>,
     watcher: OnceLock<tokio::task::AbortHandle>,
     acquired: std::time::Instant,
+    /// The hold span, when traced (set once, after the acquire).
+    hold: OnceLock<crate::sync::spans::LeaseHold>,
 }
 
 impl LockSetGuard {
     pub(super) fn new(client: Client, members: Vec<LockGuard>, token: i64) -> LockSetGuard {
         tracing::debug!(target: "etcdlock", members = members.len(), token, "lock set acquired");
-        LockSetGuard { client, members, token, released: AtomicBool::new(false), lost: Arc::new(LostFlag::new()), watcher: OnceLock::new(), acquired: std::time::Instant::now() }
+        LockSetGuard { client, members, token, released: AtomicBool::new(false), lost: Arc::new(LostFlag::new()), watcher: OnceLock::new(), acquired: std::time::Instant::now(), hold: OnceLock::new() }
+    }
+
+    /// Opens the hold span (ended at release, drop or the first member's loss).
+    pub(super) fn begin_hold(&self, span: tracing::Span) {
+        if !span.is_disabled() {
+            let _ = self.hold.set(crate::sync::spans::LeaseHold::start(span, self.lost()));
+        }
     }
 
     /// The set's fencing token: the create revision every member's key shares, larger than
@@ -161,6 +170,20 @@ impl LockSetGuard {
     /// `NotHeld` if the set was already released or a member was lost; every key still there
     /// is deleted either way.
     pub async fn release(&self) -> Result<()> {
+        let Some(hold) = self.hold.get() else {
+            return self.release_untraced().await;
+        };
+        let name = self.names().iter().map(|n| String::from_utf8_lossy(n)).collect::<Vec<_>>().join(",");
+        let span = crate::sync::spans::group_release(&name, None, self.token);
+        let lost = self.lost_reason();
+        use tracing::Instrument;
+        let r = self.release_untraced().instrument(span.clone()).await;
+        crate::sync::spans::ended(&span, &r, "released");
+        hold.end("released", lost);
+        r
+    }
+
+    async fn release_untraced(&self) -> Result<()> {
         crate::runtime::check_pid(self.client.inner.pid)?;
         if self.released.swap(true, Ordering::AcqRel) {
             return Err(not_held("the lock set was already released"));

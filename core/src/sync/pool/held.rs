@@ -34,6 +34,8 @@ pub(crate) struct Held {
     pub(crate) released: AtomicBool,
     /// When the slots were taken (the metrics' hold time).
     pub(crate) since: std::time::Instant,
+    /// The hold span, when traced (set once, after the acquire).
+    pub(crate) hold: std::sync::OnceLock<crate::sync::spans::LeaseHold>,
 }
 
 impl Held {
@@ -165,6 +167,20 @@ impl PoolGuard {
     /// Gives every slot back at once (each free for the next request), in one Txn that applies
     /// only while they are this holding's. `NotHeld` if already released or lost.
     pub async fn release(&self) -> Result<()> {
+        let h = &self.inner;
+        let Some(hold) = h.hold.get() else {
+            return self.release_untraced().await;
+        };
+        let slots = self.slots().join(",");
+        let span = crate::sync::spans::group_release(&String::from_utf8_lossy(h.keys.name()), Some(&slots), h.token);
+        use tracing::Instrument;
+        let r = self.release_untraced().instrument(span.clone()).await;
+        crate::sync::spans::ended(&span, &r, "released");
+        hold.end("released", h.lease.lost_reason());
+        r
+    }
+
+    async fn release_untraced(&self) -> Result<()> {
         let h = &self.inner;
         h.lease.client().check_open()?;
         if h.released.swap(true, Ordering::AcqRel) {

@@ -173,6 +173,23 @@ impl Pool {
 
     /// Waits for slots within `opts`. On any failure nothing is left: no queue key, no slot.
     pub async fn acquire_with(&self, opts: PoolAcquire) -> Result<PoolGuard> {
+        use tracing::Instrument;
+        let name = String::from_utf8_lossy(self.name()).into_owned();
+        let span = crate::sync::spans::group_acquire(&name);
+        let r = self.acquire_untraced(opts).instrument(span.clone()).await;
+        crate::sync::spans::waited(&span, &r, "acquired", |g| Some(g.fencing_token()));
+        if let Ok(held) = &r {
+            if !span.is_disabled() && held.inner.hold.get().is_none() {
+                let slots = held.slots().join(",");
+                span.record("etcdlock.slots", slots.as_str());
+                let hold = crate::sync::spans::group_hold(&name, Some(&slots), held.fencing_token(), &span);
+                let _ = held.inner.hold.set(crate::sync::spans::LeaseHold::start(hold, held.lost()));
+            }
+        }
+        r
+    }
+
+    async fn acquire_untraced(&self, opts: PoolAcquire) -> Result<PoolGuard> {
         let p = &self.inner;
         if opts.count == 0 || opts.count > MAX_POOL_COUNT.min(p.spec.slots.len().max(p.size.load(Ordering::Relaxed) as usize)) {
             return Err(Error::invalid(format!(
@@ -208,7 +225,8 @@ impl Pool {
         // that holds the admission lock waits for its slots, the rest wait behind it.
         let admission = Mutex::with_lease(&lease, p.keys.queue())?;
         let lock_opts = LockOptions { timeout: opts.timeout, cancel: opts.cancel.clone(), value: owner.clone().into_bytes() };
-        // The admission lock is the pool's own: no acquire or hold spans of its (pools have none yet).
+        // The admission lock is the pool's own: no acquire or hold spans of its (the pool's are
+        // around this call).
         let guard = admission.lock_traced(lock_opts, crate::sync::spans::Traced::Quiet).await.map_err(|e| match e.kind() {
             ErrorKind::LockTimeout => Error::new(ErrorKind::LockTimeout, format!("timed out waiting for {} slot(s) of pool {:?}", opts.count, String::from_utf8_lossy(self.name()))),
             _ => e,
@@ -227,6 +245,7 @@ impl Pool {
                     owner: opts.owner.clone(),
                     released: Default::default(),
                     since: std::time::Instant::now(),
+                    hold: Default::default(),
                 });
                 if let Some(o) = &opts.owner {
                     let owners = &crate::sync::PerClient::of(&p.client).pool_owners;
