@@ -57,8 +57,9 @@ const logChannels = log.channels;
 /**
  * The diagnostics_channel TracingChannel names the library publishes spans on (lib/trace.js):
  * one context object per operation, `{ name, fencingToken, outcome, errorCode, lostReason }` (a
- * task's claim and ack: also `taskId`), on its start, end, asyncStart, asyncEnd and error
- * events. Nothing is published while a channel has no subscribers.
+ * task's claim and ack: also `taskId`; a pool's acquire, hold and release: also `slots`; a lock
+ * set's are named by its members' names, comma-joined), on its start, end, asyncStart, asyncEnd
+ * and error events. Nothing is published while a channel has no subscribers.
  * @readonly
  */
 const traceChannels = trace.names;

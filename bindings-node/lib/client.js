@@ -171,7 +171,8 @@ class Client {
     const o = toOptions(options, 'options');
     const ttl = o.ttl === undefined ? DEFAULT_LOCK_TTL : toTtl(o.ttl, 'ttl');
     const { timeout, signal, value } = acquireOptions(o, [], 'lockSet()');
-    return this.#acquire(signal, (c, token) => c.lockSet(ms, ttl, timeout, token, value), (n) => new LockSet(n, this, ms));
+    const name = ms.map((m) => m.name.toString()).join(',');
+    return trace.acquire('acquire', name, () => this.#acquire(signal, (c, token) => c.lockSet(ms, ttl, timeout, token, value), (n) => new LockSet(n, this, ms)));
   }
 
   /**

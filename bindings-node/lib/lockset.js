@@ -16,6 +16,7 @@ const { LostCallbacks } = require('./lost.js');
 const { Fence } = require('./fence.js');
 const { checkLease } = require('./lease.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /**
  * The most names a lock set may have (64, the core's `MAX_LOCK_SET`).
@@ -188,13 +189,15 @@ class LockSet {
    */
   async release() {
     this.#released = true;
-    try {
-      await this.#native.release();
-    } catch (e) {
-      throw fromNative(e);
-    } finally {
-      internal.forget(this.#client, this);
-    }
+    return trace.release(this, async () => {
+      try {
+        await this.#native.release();
+      } catch (e) {
+        throw fromNative(e);
+      } finally {
+        internal.forget(this.#client, this);
+      }
+    }, this.#members.map((m) => m.name.toString()).join(','));
   }
 
   /**

@@ -15,6 +15,7 @@ const { describe, toBytes, toOptions, toMillis, toSignal, toTtl } = require('./a
 const { LostCallbacks } = require('./lost.js');
 const { Fence } = require('./fence.js');
 const internal = require('./internal.js');
+const trace = require('./trace.js');
 
 /** TTL in seconds of the lease a pool's slots are held on, when `pool()` is not given `ttl` (the core's default). */
 const DEFAULT_POOL_TTL = 10;
@@ -164,13 +165,15 @@ class PoolHolding {
    */
   async release() {
     this.#released = true;
-    try {
-      await this.#native.release();
-    } catch (e) {
-      throw fromNative(e);
-    } finally {
-      internal.forget(this.#client, this);
-    }
+    return trace.release(this, async () => {
+      try {
+        await this.#native.release();
+      } catch (e) {
+        throw fromNative(e);
+      } finally {
+        internal.forget(this.#client, this);
+      }
+    }, this.#pool.toString(), { slots: this.#slots.join(',') });
   }
 
   /**
@@ -274,6 +277,11 @@ class Pool {
    * @returns {Promise<PoolHolding>}
    */
   async acquire(options) {
+    return trace.acquire('acquire', this.#name, () => this.#acquire(options), (held) => ({ slots: held.slots.join(',') }));
+  }
+
+  /** @param {PoolAcquireOptions} [options] @returns {Promise<PoolHolding>} */
+  async #acquire(options) {
     log.refresh(native);
     const o = toOptions(options, 'options');
     const count = o.count === undefined || o.count === null ? 1 : toUint32(o.count, 'count');

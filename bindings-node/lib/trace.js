@@ -7,6 +7,9 @@
 // (etcdlock.acquire, ...). Each publishes one context object per operation on the channel's
 // start, end, asyncStart, asyncEnd (and error) events:
 //   { name, fencingToken, outcome, errorCode, lostReason }  (a task's spans: also taskId)
+// A pool's acquire, hold and release are on etcdlock:acquire, etcdlock:hold and etcdlock:release
+// too, named by the pool, with `slots` (the slot ids held, comma-joined); a lock set's are named
+// by its members' names, comma-joined.
 // Nothing is built or published while a channel has no subscribers (`hasSubscribers`).
 
 const dc = require('node:diagnostics_channel');
@@ -55,15 +58,18 @@ function codeOf(e) {
 const holds = new WeakMap();
 
 /**
- * Runs `fn` (an acquire resolving to a Lock) in the `acquire` or `campaign` channel, then opens
- * the lock's `hold` or `lead`. Costs nothing more than `fn()` when nobody subscribes.
+ * Runs `fn` (an acquire resolving to a Lock, a PoolHolding or a LockSet) in the `acquire` or
+ * `campaign` channel, then opens its `hold` or `lead`. `extra(held)` adds fields to both
+ * contexts once acquired (a pool's `slots`). Costs nothing more than `fn()` when nobody
+ * subscribes.
  * @template {{ fencingToken: bigint, onLost: (cb: (r: string) => void) => () => void }} L
  * @param {'acquire' | 'campaign'} kind
- * @param {Buffer} name
+ * @param {Buffer | string} name
  * @param {() => Promise<L>} fn
+ * @param {(held: L) => Record<string, any>} [extra]
  * @returns {Promise<L>}
  */
-function acquire(kind, name, fn) {
+function acquire(kind, name, fn, extra) {
   const wait = channels[kind];
   const holdCh = kind === 'acquire' ? channels.hold : channels.lead;
   const [tracingWait, tracingHold] = [active(wait), active(holdCh)];
@@ -75,7 +81,9 @@ function acquire(kind, name, fn) {
       const lock = await fn();
       ctx.outcome = 'acquired';
       ctx.fencingToken = lock.fencingToken;
-      if (tracingHold) beginHold(holdCh, text, lock);
+      const more = extra ? extra(lock) : {};
+      Object.assign(ctx, more);
+      if (tracingHold && !holds.has(lock)) beginHold(holdCh, text, lock, more);
       return lock;
     } catch (e) {
       ctx.outcome = failedWait(e);
@@ -86,9 +94,9 @@ function acquire(kind, name, fn) {
   return tracingWait ? wait.tracePromise(run, ctx) : run();
 }
 
-/** @param {any} ch @param {string} name @param {any} lock */
-function beginHold(ch, name, lock) {
-  const ctx = { name, fencingToken: lock.fencingToken, outcome: undefined, errorCode: undefined, lostReason: undefined };
+/** @param {any} ch @param {string} name @param {any} lock @param {Record<string, any>} more */
+function beginHold(ch, name, lock, more) {
+  const ctx = { name, fencingToken: lock.fencingToken, outcome: undefined, errorCode: undefined, lostReason: undefined, ...more };
   ch.start.publish(ctx);
   ch.end.publish(ctx);
   const entry = { ch, ctx, stop: () => {} };
@@ -118,21 +126,27 @@ function endHold(lock, outcome, reason) {
 }
 
 /**
- * Runs `fn` (a release) in the `release` channel and ends the lock's hold.
- * @param {{ fencingToken: bigint, key: Buffer, lostReason: () => string | null }} lock
+ * Runs `fn` (a release) in the `release` channel and ends the lock's hold. A lock's name is
+ * its key's without the last segment; a pool's holding or a lock set gives `name` (and
+ * `extra` fields: a pool's `slots`).
+ * @param {{ fencingToken: bigint, key?: Buffer, lostReason: () => string | null }} lock
  * @param {() => Promise<void>} fn
+ * @param {string} [name]
+ * @param {Record<string, any>} [extra]
  * @returns {Promise<void>}
  */
-function release(lock, fn) {
+function release(lock, fn, name, extra) {
   const traced = holds.has(lock);
   if (traced) {
     const reason = lock.lostReason();
     endHold(lock, reason === null ? 'released' : 'lost', reason ?? undefined);
   }
   if (!active(channels.release)) return fn();
-  const key = lock.key;
-  const name = key.subarray(0, key.lastIndexOf(0x2f)).toString();
-  const ctx = { name, fencingToken: lock.fencingToken, outcome: /** @type {string | undefined} */ (undefined), errorCode: /** @type {string | undefined} */ (undefined) };
+  if (name === undefined) {
+    const key = /** @type {Buffer} */ (lock.key);
+    name = key.subarray(0, key.lastIndexOf(0x2f)).toString();
+  }
+  const ctx = { name, fencingToken: lock.fencingToken, outcome: /** @type {string | undefined} */ (undefined), errorCode: /** @type {string | undefined} */ (undefined), ...extra };
   return channels.release.tracePromise(async () => {
     try {
       await fn();

@@ -166,3 +166,45 @@ test('a registration and one refused are traced on etcdlock:register', async (t)
   assert.deepEqual(ends.map(([, c]) => [c.outcome, c.errorCode]), [['registered', undefined], ['error', 'WOULD_BLOCK']]);
   await reg.close();
 });
+
+// covers: TRACE-SPANS-003
+test("a pool's acquire, hold and release are traced with its name, the slots and the token", async (t) => {
+  const [acquire, hold, release] = [record(t, 'etcdlock:acquire'), record(t, 'etcdlock:hold'), record(t, 'etcdlock:release')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const name = prefix('trace-pool');
+  const pool = c.pool(name, { slots: ['a', 'b'] });
+  const held = await pool.acquire({ count: 2 });
+  const a = of(acquire, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([a[1].outcome, a[1].slots, a[1].fencingToken], ['acquired', 'a,b', held.fencingToken]);
+  assert.deepEqual(of(hold, name).map(([ev]) => ev), ['start', 'end'], 'the hold is open while held');
+  await assert.rejects(c.pool(name, { slots: ['a', 'b'] }).acquire({ count: 1, timeout: 0 }), { code: 'WOULD_BLOCK' });
+  const busy = of(acquire, name).filter(([ev]) => ev === 'asyncEnd')[1];
+  assert.deepEqual([busy[1].outcome, busy[1].errorCode], ['timeout', 'WOULD_BLOCK']);
+  await held.release();
+  const h = of(hold, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([h[1].outcome, h[1].slots, h[1].fencingToken], ['released', 'a,b', held.fencingToken]);
+  const r = of(release, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([r[1].outcome, r[1].slots, r[1].fencingToken], ['released', 'a,b', held.fencingToken]);
+  assert.equal(of(hold, name).filter(([ev]) => ev === 'start').length, 1, 'one hold');
+});
+
+// covers: TRACE-SPANS-003
+test("a lock set's acquire, hold and release are traced named by its members", async (t) => {
+  const [acquire, hold, release] = [record(t, 'etcdlock:acquire'), record(t, 'etcdlock:hold'), record(t, 'etcdlock:release')];
+  const c = new Client({ endpoints: ENDPOINTS });
+  t.after(() => c.close());
+  const [x, y] = [prefix('trace-set-x'), prefix('trace-set-y')];
+  const name = `${x},${y}`;
+  const held = await c.lockSet([x, y]);
+  const a = of(acquire, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([a[1].outcome, a[1].fencingToken], ['acquired', held.fencingToken]);
+  assert.deepEqual(of(hold, name).map(([ev]) => ev), ['start', 'end']);
+  etcdctl('del', x, '--prefix');
+  await waitFor(() => of(hold, name).some(([ev]) => ev === 'asyncEnd'), 5000, 'the hold to end');
+  const h = of(hold, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([h[1].outcome, h[1].errorCode, h[1].lostReason], ['lost', 'LOCK_LOST', 'key_deleted']);
+  await assert.rejects(held.release(), { code: 'NOT_HELD' });
+  const r = of(release, name).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([r[1].outcome, r[1].errorCode], ['error', 'NOT_HELD']);
+});
