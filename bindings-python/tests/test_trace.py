@@ -189,3 +189,72 @@ def test_the_asyncio_queue_and_registry_have_the_same_spans(etcd, prefix, spans)
     assert (claim.attributes["etcdlock.task_id"], claim.attributes["etcdlock.fencing_token"]) == (item, token)
     assert one(spans, "etcdlock.task.ack", name).attributes["etcdlock.outcome"] == "acked"
     assert one(spans, "etcdlock.register", f"{svc}/n1").attributes["etcdlock.outcome"] == "registered"
+
+
+# covers: TRACE-SPANS-003
+def test_a_pools_acquire_hold_and_release_are_spans_with_its_slots(client, etcd, prefix, spans):
+    name = f"{prefix}/pool"
+    holding = client.pool(name, slots=["a", "b"]).acquire(2)
+    token = holding.fencing_token
+    acquire = one(spans, "etcdlock.acquire", name)
+    assert [acquire.attributes.get(k) for k in ("etcdlock.outcome", "etcdlock.slots", "etcdlock.fencing_token")] == ["acquired", "a,b", token]
+    assert named(spans, "etcdlock.hold", name) == [], "the hold is open while held"
+    with pytest.raises(etcdlock.WouldBlock):
+        client.pool(name, slots=["a", "b"]).acquire(1, timeout=0)
+    busy = named(spans, "etcdlock.acquire", name)[1]
+    assert (busy.attributes["etcdlock.outcome"], busy.attributes["etcdlock.error_kind"]) == ("timeout", "WOULD_BLOCK")
+    holding.release()
+    hold = one(spans, "etcdlock.hold", name)
+    assert [hold.attributes.get(k) for k in ("etcdlock.outcome", "etcdlock.slots", "etcdlock.fencing_token")] == ["released", "a,b", token]
+    assert [l.context.span_id for l in hold.links] == [acquire.context.span_id]
+    release = one(spans, "etcdlock.release", name)
+    assert [release.attributes.get(k) for k in ("etcdlock.outcome", "etcdlock.slots")] == ["released", "a,b"]
+    # Lost: the lease it lives on revoked by an operator ends the hold at once.
+    lost_name = f"{prefix}/pool-lost"
+    lost = client.pool(lost_name, slots=["x"]).acquire()
+    etcd.ctl("lease", "revoke", format(lost.lease_id, "x"))
+    etcd.wait_until(lambda: named(spans, "etcdlock.hold", lost_name), what="the hold span to end")
+    hold = one(spans, "etcdlock.hold", lost_name)
+    assert (hold.attributes["etcdlock.outcome"], hold.attributes["etcdlock.error_kind"]) == ("lost", "LOCK_LOST")
+
+
+# covers: TRACE-SPANS-003
+def test_a_lock_sets_acquire_hold_and_release_are_spans_named_by_its_members(client, etcd, prefix, spans):
+    x, y = f"{prefix}/set-x", f"{prefix}/set-y"
+    name = f"{x},{y}"
+    locks = client.lock_set([x, y])
+    assert locks.acquire()
+    token = locks.fencing_token
+    acquire = one(spans, "etcdlock.acquire", name)
+    assert (acquire.attributes["etcdlock.outcome"], acquire.attributes["etcdlock.fencing_token"]) == ("acquired", token)
+    locks.release()
+    hold = one(spans, "etcdlock.hold", name)
+    assert (hold.attributes["etcdlock.outcome"], hold.attributes["etcdlock.fencing_token"]) == ("released", token)
+    assert one(spans, "etcdlock.release", name).attributes["etcdlock.outcome"] == "released"
+    assert locks.acquire()
+    etcd.ctl("del", x, "--prefix")
+    etcd.wait_until(lambda: len(named(spans, "etcdlock.hold", name)) == 2, what="the second hold span to end")
+    lost = named(spans, "etcdlock.hold", name)[1]
+    assert (lost.attributes["etcdlock.outcome"], lost.attributes["etcdlock.lost_reason"]) == ("lost", "key_deleted")
+    with pytest.raises(etcdlock.NotHeld):
+        locks.release()
+    assert named(spans, "etcdlock.release", name)[1].attributes["etcdlock.error_kind"] == "NOT_HELD"
+
+
+# covers: TRACE-SPANS-003
+def test_the_asyncio_pool_and_lock_set_have_the_same_spans(etcd, prefix, spans):
+    pool, x = f"{prefix}/apool", f"{prefix}/aset-x"
+
+    async def main():
+        async with etcdlock.AsyncClient(etcd.endpoints) as c:
+            async with c.pool(pool, slots=["a"]).acquire() as holding:
+                token = holding.fencing_token
+            async with c.lock_set([x]):
+                pass
+            return token
+
+    token = asyncio.run(main())
+    assert one(spans, "etcdlock.acquire", pool).attributes["etcdlock.slots"] == "a"
+    assert [one(spans, "etcdlock.hold", pool).attributes.get(k) for k in ("etcdlock.outcome", "etcdlock.fencing_token")] == ["released", token]
+    assert one(spans, "etcdlock.release", pool).attributes["etcdlock.outcome"] == "released"
+    assert one(spans, "etcdlock.hold", x).attributes["etcdlock.outcome"] == "released"

@@ -5,7 +5,7 @@ locks.acquire()``."""
 from types import TracebackType
 from typing import TYPE_CHECKING, Callable, List, Optional, Type
 
-from . import _args, _native
+from . import _args, _native, _trace
 from ._aio import _run, _run_cancellable
 from ._args import BytesLike
 from ._common import fence
@@ -32,16 +32,32 @@ class AsyncLockSet(LockSetView):
     async def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
         """Like ``LockSet.acquire``. Cancelling the awaiting task leaves no key in any queue."""
         t = _args.acquire_timeout(blocking, timeout)
-        ok: bool = await _run_cancellable(self._n.acquire(t))
+        wait = _trace.Wait.begin("etcdlock.acquire", _trace.set_name(self.names))
+        try:
+            ok: bool = await _run_cancellable(self._n.acquire(t))
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
         if ok:
             self._port = loop_port()
             self._lost.new_epoch()
             self._lost.arm(self._loop_port, self._n.watch_lost)
+        if wait is not None:
+            self._traced(wait, ok, t, self._loop_port)
         return ok
 
     async def release(self) -> None:
         """Releases every member in one transaction; ``NotHeld`` if not held or a member was lost."""
-        await _run(self._n.release())
+        span = self._release_span()
+        try:
+            await _run(self._n.release())
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     async def fence(self, name: BytesLike) -> "Fence":
         """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (see

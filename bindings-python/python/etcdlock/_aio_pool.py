@@ -5,7 +5,7 @@ as holding``."""
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generator, List, Optional, Sequence, Type
 
-from . import _log, _native
+from . import _log, _native, _trace
 from ._aio import _run, _run_cancellable
 from ._errors import LockLost, NotHeld
 from ._common import fence
@@ -21,12 +21,21 @@ class AsyncPoolHolding(HoldingView):
     context manager that releases at the end of the block. ``on_lost`` callbacks run on the
     event loop."""
 
-    def __init__(self, native: "_native.PoolHolding") -> None:
+    def __init__(self, native: "_native.PoolHolding", pool: bytes = b"") -> None:
         super().__init__(native, loop_port)
+        self._pool = pool
 
     async def release(self) -> None:
         """Gives every slot back at once, fenced (see ``PoolHolding.release``)."""
-        await _run(self._n.release())
+        span = self._release_span()
+        try:
+            await _run(self._n.release())
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     async def fence(self, slot: str) -> "Fence":
         """Slot ``slot``'s ``etcdlock.fencing.Fence`` (see ``PoolHolding.fence``); ``ValueError``
@@ -48,13 +57,22 @@ class _Acquire:
     """``await pool.acquire()`` or ``async with pool.acquire() as holding`` (released on
     exit)."""
 
-    def __init__(self, op: Any) -> None:
+    def __init__(self, op: Any, pool: bytes) -> None:
         self._op = op
+        self._pool = pool
         self._holding: Optional[AsyncPoolHolding] = None
 
     async def _acquire(self) -> AsyncPoolHolding:
-        self._holding = AsyncPoolHolding(await _run_cancellable(self._op))
-        return self._holding
+        wait = _trace.Wait.begin("etcdlock.acquire", self._pool)
+        try:
+            holding = AsyncPoolHolding(await _run_cancellable(self._op), self._pool)
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
+        holding._traced(wait)
+        self._holding = holding
+        return holding
 
     def __await__(self) -> Generator[Any, None, AsyncPoolHolding]:
         return self._acquire().__await__()
@@ -78,7 +96,7 @@ class AsyncPool(PoolView):
         request, no slot."""
         c, o, t = acquire_args(count, owner, timeout)
         _log.refresh()
-        return _Acquire(self._n.acquire(c, o, t))
+        return _Acquire(self._n.acquire(c, o, t), self.name)
 
     async def add_slots(self, ids: Sequence[str]) -> List[str]:
         """Adds slots (ids not in the pool yet); returns the pool's slot ids after."""

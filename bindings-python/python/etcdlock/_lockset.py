@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Type, Union
 
-from . import _args, _native
+from . import _args, _native, _trace
 from ._args import BytesLike
 from ._common import fence, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
@@ -142,6 +142,30 @@ class LockSetView:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(names={self.names!r}, fencing_token={self.fencing_token})"
 
+    _lost: LostCallbacks
+    _hold: "Optional[_trace.Hold]" = None
+
+    def _traced(self, wait: "_trace.Wait", ok: bool, t: Optional[float], port: Any) -> None:
+        """Ends the acquire's span and, once acquired, opens the hold's (ended by a loss too)."""
+        if not ok:
+            wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
+            return
+        token = self.fencing_token
+        wait.acquired(token)
+        if self._hold is None:
+            self._hold = _trace.Hold()
+            self._lost.add(self._hold.lost, port, self._n.watch_lost)
+        self._hold.begin(wait, "etcdlock.hold", token)
+
+    def _release_span(self) -> Any:
+        """Ends the hold (released, or lost if it was) and starts the release's span; None untraced."""
+        if self._hold is None and _trace.tracer() is None:
+            return None
+        if self._hold is not None:
+            reason = self.lost_reason
+            self._hold.end("released" if reason is None else "lost", reason)
+        return _trace.release_span(_trace.set_name(self.names), self.fencing_token)
+
 
 class LockSet(LockSetView):
     """Several lock names taken together, all or none, used like ``Lock``: ``acquire()`` /
@@ -162,16 +186,32 @@ class LockSet(LockSetView):
         t = _args.acquire_timeout(blocking, timeout)
         if t != 0:
             refuse_in_event_loop("LockSet.acquire()")
-        ok: bool = self._n.acquire(t).wait()
+        wait = _trace.Wait.begin("etcdlock.acquire", _trace.set_name(self.names))
+        try:
+            ok: bool = self._n.acquire(t).wait()
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
         if ok:
             self._lost.new_epoch()
             self._lost.arm(thread_port, self._n.watch_lost)
+        if wait is not None:
+            self._traced(wait, ok, t, thread_port)
         return ok
 
     def release(self) -> None:
         """Releases every member in one transaction (each key deleted only if still this
         set's). ``NotHeld`` if not held, or if a member was lost (the other keys go anyway)."""
-        self._n.release().wait()
+        span = self._release_span()
+        try:
+            self._n.release().wait()
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     def fence(self, name: BytesLike) -> "Fence":
         """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (its queue key's

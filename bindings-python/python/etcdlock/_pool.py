@@ -11,7 +11,7 @@ are free (later ones wait behind it). A slot whose holder died is not handed out
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
-from . import _args, _log, _native
+from . import _args, _log, _native, _trace
 from ._common import fence, refuse_in_event_loop
 from ._errors import LockLost, NotHeld
 from ._ports import thread_port
@@ -121,19 +121,48 @@ class HoldingView(ClaimView):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(slots={self.slots!r}, fencing_token={self.fencing_token})"
 
+    _pool: bytes
+    _hold: "Optional[_trace.Hold]" = None
+
+    def _traced(self, wait: "Optional[_trace.Wait]") -> None:
+        """Ends the acquire's span and opens the holding's hold (once: an owner's acquire may
+        return a holding it already has)."""
+        if wait is not None and self._hold is None:
+            self._hold = _trace.holding_acquired(wait, self, {"etcdlock.slots": ",".join(self.slots)})
+        elif wait is not None:
+            wait.acquired(self.fencing_token, {"etcdlock.slots": ",".join(self.slots)})
+
+    def _release_span(self) -> Any:
+        """Ends the hold (released, or lost if it was) and starts the release's span; None untraced."""
+        if self._hold is None and _trace.tracer() is None:
+            return None
+        if self._hold is not None:
+            reason = self.lost_reason
+            self._hold.end("released" if reason is None else "lost", reason)
+        return _trace.release_span(self._pool, self.fencing_token, {"etcdlock.slots": ",".join(self.slots)})
+
 
 class PoolHolding(HoldingView):
     """Slots held from a pool (see ``Pool.acquire``): fenced writes with ``client.put(key,
     value, if_held=holding)``; ``release()``. A context manager: releases at the end of the
     block (``LockLost`` there if the holding was lost meanwhile)."""
 
-    def __init__(self, native: "_native.PoolHolding") -> None:
+    def __init__(self, native: "_native.PoolHolding", pool: bytes = b"") -> None:
         super().__init__(native, thread_port)
+        self._pool = pool
 
     def release(self) -> None:
         """Gives every slot back at once (each free for the next request), fenced. ``NotHeld``
         if already released or lost."""
-        self._n.release().wait()
+        span = self._release_span()
+        try:
+            self._n.release().wait()
+        except BaseException as e:
+            if span is not None:
+                _trace.released(span, e)
+            raise
+        if span is not None:
+            _trace.released(span, None)
 
     def fence(self, slot: str) -> "Fence":
         """The ``etcdlock.fencing.Fence`` of slot ``slot`` of this holding (kind ``"k"``: the
@@ -184,7 +213,15 @@ class Pool(PoolView):
         if t != 0:
             refuse_in_event_loop("Pool.acquire()")
         _log.refresh()
-        return PoolHolding(self._n.acquire(c, o, t).wait())
+        wait = _trace.Wait.begin("etcdlock.acquire", self.name)
+        try:
+            holding = PoolHolding(self._n.acquire(c, o, t).wait(), self.name)
+        except BaseException as e:
+            if wait is not None:
+                wait.failed(e)
+            raise
+        holding._traced(wait)
+        return holding
 
     def add_slots(self, ids: Sequence[str]) -> List[str]:
         """Adds slots (ids not in the pool yet); returns the pool's slot ids after. Waiting

@@ -1,7 +1,10 @@
 """Spans through the OpenTelemetry API, when ``opentelemetry-api`` is installed: ``etcdlock.acquire``
 (the wait included), ``etcdlock.hold`` (from the acquisition to its release or loss) and
 ``etcdlock.release``; for an election ``etcdlock.campaign`` and ``etcdlock.lead``; a task queue's
-``etcdlock.task.claim`` (the wait included) and ``etcdlock.task.ack``; ``etcdlock.register``. The names,
+``etcdlock.task.claim`` (the wait included) and ``etcdlock.task.ack``; ``etcdlock.register``. A
+pool's acquire, hold and release are ``etcdlock.acquire``, ``etcdlock.hold`` and
+``etcdlock.release`` too, named by the pool, with ``etcdlock.slots`` (the slot ids, comma-joined);
+a lock set's are named by its members' names, comma-joined. The names,
 attributes and outcomes are the core's ``tracing`` spans' (docs/manual/rust.md, "Traces").
 
 Without the package nothing is imported (one failed import, remembered) and each call costs a
@@ -52,10 +55,12 @@ class Wait:
         # no hold to follow, so no lost callback and no callback thread for it.
         return wait if wait.span.is_recording() else None
 
-    def acquired(self, token: Optional[int]) -> None:
+    def acquired(self, token: Optional[int], attrs: Optional[dict] = None) -> None:
         self.span.set_attribute("etcdlock.outcome", "acquired")
         if token is not None:
             self.span.set_attribute("etcdlock.fencing_token", token)
+        for k, v in (attrs or {}).items():
+            self.span.set_attribute(k, v)
         self.span.end()
 
     def timed_out(self, error_kind: str) -> None:
@@ -77,10 +82,10 @@ class Hold:
     def __init__(self) -> None:
         self.span: Any = None
 
-    def begin(self, wait: Wait, span_name: str, token: Optional[int]) -> None:
+    def begin(self, wait: Wait, span_name: str, token: Optional[int], more: Optional[dict] = None) -> None:
         self.end("released")  # an earlier acquisition's, if it was never ended
         link = _api.Link(wait.span.get_span_context())
-        attrs: dict = {"etcdlock.name": wait.name}
+        attrs: dict = {"etcdlock.name": wait.name, **(more or {})}
         if token is not None:
             attrs["etcdlock.fencing_token"] = token
         self.span = wait.tr.start_span(span_name, attributes=attrs, links=[link])
@@ -126,12 +131,12 @@ def failed(span: Any, e: BaseException, wait: bool) -> None:
     span.set_attribute("etcdlock.error_kind", kind)
 
 
-def release_span(name: bytes, token: Optional[int]) -> Any:
+def release_span(name: bytes, token: Optional[int], more: Optional[dict] = None) -> Any:
     """An ``etcdlock.release`` span, or None without OpenTelemetry."""
     tr = tracer()
     if tr is None:
         return None
-    attrs: dict = {"etcdlock.name": _name(name)}
+    attrs: dict = {"etcdlock.name": _name(name), **(more or {})}
     if token is not None:
         attrs["etcdlock.fencing_token"] = token
     return tr.start_span("etcdlock.release", attributes=attrs)
@@ -218,3 +223,19 @@ def acked(call: Call, _revision: Any) -> None:
 
 def registered(call: Call, _reg: Any) -> None:
     call.ok("registered")
+
+
+def holding_acquired(wait: Wait, view: Any, attrs: dict) -> Hold:
+    """Ends a pool acquire's span and opens its holding's hold (ended by its loss too: the
+    lost callback holds the ``Hold`` only)."""
+    token = view.fencing_token
+    wait.acquired(token, attrs)
+    hold = Hold()
+    view.on_lost(hold.lost)
+    hold.begin(wait, "etcdlock.hold", token, attrs)
+    return hold
+
+
+def set_name(names: Any) -> bytes:
+    """A lock set's span name: its members' names, comma-joined."""
+    return b",".join(names)
