@@ -51,6 +51,7 @@ pub use sync::guard::LockGuard;
 pub use sync::spans;
 pub use sync::registry::{grpc_endpoint, grpc_endpoint_addr, Discovery, Instance, Instances, RegisterOptions, Registration, RegistrationEvent, RegistrationEvents};
 pub use sync::rwlock::RwLock;
+pub use sync::health::{Health, HoldState};
 pub use sync::semaphore::{Semaphore, MAX_PERMITS};
 pub use sync::inspect::{LockState, QueueEntry};
 pub use sync::survey::{NameKind, NameSummary};

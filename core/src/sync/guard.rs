@@ -212,6 +212,26 @@ impl LockGuard {
         self.shared.lease.lost()
     }
 
+    /// One call's view of the hold, for a health endpoint or a readiness probe: held, lost
+    /// (why) or released, the name, the token, and until when it is certainly exclusive (see
+    /// [`Health`](crate::Health)). Local reads only. Read from the state the lost signal is set
+    /// from, so it says not ok no later than [`LockGuard::lost`] fires.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+    /// let guard = client.mutex("jobs/lock", 10)?.lock().await?;
+    /// let h = guard.health();
+    /// assert!(h.is_ok() && h.fencing_token == guard.fencing_token());
+    /// guard.release().await?;
+    /// assert_eq!(guard.health().state, etcdlock::HoldState::Released);
+    /// assert!(!guard.health().is_ok());
+    /// # Ok(()) }
+    /// ```
+    pub fn health(&self) -> crate::Health {
+        let state = crate::sync::health::state(self.is_released(), self.lost_reason());
+        crate::Health::of(state, self.shared.name().into_owned(), self.shared.token, self.lease_id(), self.exclusive_until())
+    }
+
     /// Fires once when the lock is lost (not when it is released).
     pub fn lost(&self) -> LostSignal {
         monitor::start(&self.shared, None);

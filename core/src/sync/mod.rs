@@ -7,6 +7,7 @@ pub(crate) mod expiring;
 pub(crate) mod fence;
 pub(crate) mod follow;
 pub(crate) mod guard;
+pub(crate) mod health;
 pub(crate) mod inspect;
 pub(crate) mod lockset;
 pub(crate) mod metrics;

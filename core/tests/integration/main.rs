@@ -20,6 +20,7 @@ mod discovery_history;
 mod election;
 mod faults;
 mod fence;
+mod health;
 mod inspect;
 mod late_copies;
 mod lockset;

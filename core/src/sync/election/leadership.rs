@@ -63,6 +63,13 @@ impl Leadership {
         self.guard.exclusive_until()
     }
 
+    /// One call's view of this term for a health endpoint: `Held` while leading, `Lost` or
+    /// `Released` (resigned) after (see [`LockGuard::health`]). A readiness probe answers 200
+    /// while [`Health::is_ok`](crate::Health::is_ok): "this pod is the leader".
+    pub fn health(&self) -> crate::Health {
+        self.guard.health()
+    }
+
     /// Fires once when leadership is lost (not when it is resigned).
     pub fn lost(&self) -> LostSignal {
         self.guard.lost()

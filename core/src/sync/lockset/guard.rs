@@ -89,6 +89,15 @@ impl LockSetGuard {
         self.lost.reason().or_else(|| self.members.iter().find_map(LockGuard::lost_reason))
     }
 
+    /// One call's view of the whole set (see [`LockGuard::health`]): `Held` while every member
+    /// is, `Lost` with the first member's reason, `Released`; the name is the members' names
+    /// joined by `,`, the exclusivity the earliest member's.
+    pub fn health(&self) -> crate::Health {
+        let state = crate::sync::health::state(self.is_released(), self.lost_reason());
+        let name = self.members.iter().map(|m| String::from_utf8_lossy(m.name())).collect::<Vec<_>>().join(",");
+        crate::Health::of(state, name, self.token, self.lease_id(), self.exclusive_until())
+    }
+
     /// Fires once when any member is lost (not when the set is released).
     pub fn lost(&self) -> LostSignal {
         self.watcher.get_or_init(|| {

@@ -101,6 +101,21 @@ impl PoolGuard {
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.inner.lease.lost_reason()
     }
+    /// One call's view of the holding (see [`LockGuard::health`](crate::LockGuard::health)):
+    /// `Held` until released or its lease is lost; the name is the pool's, the token the
+    /// acquisition's. Read from the lease's lost flag, which [`PoolGuard::lost`] fires from.
+    pub fn health(&self) -> crate::Health {
+        let h = &self.inner;
+        let released = h.released.load(Ordering::Acquire);
+        let lost = h.lease.lost_reason();
+        let until = match lost {
+            _ if released => None,
+            None | Some(LostReason::Expired) => h.lease.expires_no_sooner_than(),
+            Some(_) => None,
+        };
+        let state = crate::sync::health::state(released, lost);
+        crate::Health::of(state, String::from_utf8_lossy(h.keys.name()).into_owned(), h.token, h.lease.id(), until)
+    }
     /// Fires once if the holding is lost (its lease ended): stop using the slots; another
     /// holder may get them after the reuse delay.
     pub fn lost(&self) -> LostSignal {

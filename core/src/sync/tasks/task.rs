@@ -73,6 +73,11 @@ impl Task {
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.guard.lost_reason()
     }
+    /// One call's view of the claim (see [`LockGuard::health`]): `Released` once acked or
+    /// nacked; the name is the claim's lock, `<queue>/claim/<slot>`.
+    pub fn health(&self) -> crate::Health {
+        self.guard.health()
+    }
     /// Fires once if the claim is lost (not when it is acked or nacked).
     pub fn lost(&self) -> LostSignal {
         self.guard.lost()
