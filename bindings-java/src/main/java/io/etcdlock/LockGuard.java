@@ -283,10 +283,7 @@ public final class LockGuard implements AutoCloseable {
      * ({@code dropped}). Neither the callback nor the Cleaner refers to this guard.
      */
     void traceHold(Tracing.Span waited, String spanName) {
-        Tracing.Hold h = new Tracing.Hold(waited.follow(spanName).attr("etcdlock.name", name).attr("etcdlock.fencing_token", fencingToken));
-        hold = h;
-        NativeHandle.CLEANER.register(this, () -> h.end("dropped", null));
-        lost.add(reason -> h.end("lost", reason), () -> handle.run(g -> Native.guardOnLost(g, lost)));
+        hold = Tracing.hold(waited, spanName, name, fencingToken, null, this, lost, () -> handle.run(g -> Native.guardOnLost(g, lost)));
     }
 
     /**
@@ -294,26 +291,7 @@ public final class LockGuard implements AutoCloseable {
      * and ends the hold: {@code released}, or {@code lost} if the lock was lost before.
      */
     private void traced(Runnable release) {
-        Tracing.Hold h = hold;
-        Tracing.Span span = Tracing.begin(Tracing.RELEASE, name);
-        if (span != null) {
-            span.attr("etcdlock.fencing_token", fencingToken);
-        }
-        try {
-            release.run();
-        } catch (RuntimeException e) {
-            endHold(h);
-            if (span != null) {
-                Tracing.failed(span, e, false);
-            }
-            throw e;
-        }
-        if (h != null) {
-            h.end("released", null);
-        }
-        if (span != null) {
-            Tracing.ok(span, "released");
-        }
+        Tracing.released(hold, name, fencingToken, null, release, () -> lostReason().orElse(null));
     }
 
     /** Ends an async release's span and the hold, before the caller's future completes. */

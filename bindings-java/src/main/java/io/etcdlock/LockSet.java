@@ -97,8 +97,25 @@ public final class LockSet {
 
     /** Starts an acquire; bad arguments and a closed client throw here, with nothing sent. */
     private NativeCall<LockSetHolding> start(long timeoutMs) {
-        return NativeCall.start(h -> new LockSetHolding(new NativeHandle(h, Native::lockSetHeldFree, "lock set holding"), this),
-                LockSetHolding::releaseQuietly, call -> handle.with(s -> Native.lockSetAcquire(s, timeoutMs, options.value, call)), "acquire");
+        Tracing.Span span = Tracing.begin(Tracing.ACQUIRE, spanName());
+        return NativeCall.start(h -> {
+            LockSetHolding held = new LockSetHolding(new NativeHandle(h, Native::lockSetHeldFree, "lock set holding"), this);
+            if (span != null) {
+                // Before the result is handed out: a release right after it finds the hold open.
+                held.traceHold(span);
+                Tracing.acquired(span, held.fencingToken());
+            }
+            return held;
+        }, LockSetHolding::releaseQuietly, call -> handle.with(s -> Native.lockSetAcquire(s, timeoutMs, options.value, call)), "acquire", span);
+    }
+
+    /** The name of the set's spans: its members' names, comma-joined. */
+    String spanName() {
+        StringBuilder b = new StringBuilder();
+        for (SetMember m : members) {
+            b.append(b.length() == 0 ? "" : ",").append(m.name());
+        }
+        return b.toString();
     }
 
     EtcdLockClient client() {

@@ -28,6 +28,8 @@ public final class LockSetHolding implements AutoCloseable {
     private final List<String> keys;
     private final LostSink lost = new LostSink();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The open hold span when traced (Tracing), else null. */
+    private volatile Tracing.Hold hold;
 
     LockSetHolding(NativeHandle handle, LockSet set) {
         this.handle = handle;
@@ -194,10 +196,19 @@ public final class LockSetHolding implements AutoCloseable {
      */
     public void release() {
         try {
-            handle.run(Native::lockSetHeldRelease);
+            traced(() -> handle.run(Native::lockSetHeldRelease));
         } catch (ClosedException e) {
             throw notHeld();
         }
+    }
+
+    /** Opens the hold span (see {@link Tracing#hold}), linked to the acquire's {@code waited}. */
+    void traceHold(Tracing.Span waited) {
+        hold = Tracing.hold(waited, Tracing.HOLD, set.spanName(), fencingToken, null, this, lost, () -> handle.run(h -> Native.lockSetHeldOnLost(h, lost)));
+    }
+
+    private void traced(Runnable release) {
+        Tracing.released(hold, set.spanName(), fencingToken, null, release, () -> lostReason().orElse(null));
     }
 
     /**
@@ -215,7 +226,7 @@ public final class LockSetHolding implements AutoCloseable {
         try {
             if (!handle.with(Native::lockSetHeldIsReleased)) {
                 try {
-                    handle.run(Native::lockSetHeldRelease);
+                    traced(() -> handle.run(Native::lockSetHeldRelease));
                 } catch (NotHeldException e) {
                     lostWhy = handle.with(Native::lockSetHeldLostReason);
                 } catch (ClosedException e) {

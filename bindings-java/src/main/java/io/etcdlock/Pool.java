@@ -199,8 +199,17 @@ public final class Pool {
 
     /** Starts an acquire; bad arguments and a closed client throw here, with nothing sent. */
     private NativeCall<PoolHolding> start(int count, String owner, long timeoutMs) {
-        return NativeCall.start(h -> new PoolHolding(new NativeHandle(h, Native::poolHeldFree, "pool holding"), this),
-                PoolHolding::releaseQuietly, call -> handle.with(p -> Native.poolAcquire(p, count, owner, timeoutMs, call)), "acquire");
+        Tracing.Span span = Tracing.begin(Tracing.ACQUIRE, name);
+        return NativeCall.start(h -> {
+            PoolHolding held = new PoolHolding(new NativeHandle(h, Native::poolHeldFree, "pool holding"), this);
+            if (span != null) {
+                // Before the result is handed out: a release right after it finds the hold open.
+                held.traceHold(span);
+                span.attr("etcdlock.slots", String.join(",", held.slots()));
+                Tracing.acquired(span, held.fencingToken());
+            }
+            return held;
+        }, PoolHolding::releaseQuietly, call -> handle.with(p -> Native.poolAcquire(p, count, owner, timeoutMs, call)), "acquire", span);
     }
 
     EtcdLockClient client() {

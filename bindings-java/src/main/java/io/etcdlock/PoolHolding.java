@@ -35,6 +35,8 @@ public final class PoolHolding implements AutoCloseable {
     private final LostSink lost = new LostSink();
     private final AtomicBoolean released = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The open hold span when traced (Tracing), else null. */
+    private volatile Tracing.Hold hold;
 
     PoolHolding(NativeHandle handle, Pool pool) {
         this.handle = handle;
@@ -201,10 +203,16 @@ public final class PoolHolding implements AutoCloseable {
     public void release() {
         released.set(true);
         try {
-            handle.run(Native::poolHeldRelease);
+            Tracing.released(hold, pool.name(), fencingToken, String.join(",", slots), () -> handle.run(Native::poolHeldRelease), () -> lostReason().orElse(null));
         } catch (ClosedException e) {
             throw notHeld();
         }
+    }
+
+    /** Opens the hold span (see {@link Tracing#hold}), linked to the acquire's {@code waited}. */
+    void traceHold(Tracing.Span waited) {
+        hold = Tracing.hold(waited, Tracing.HOLD, pool.name(), fencingToken, String.join(",", slots), this, lost,
+                () -> handle.run(h -> Native.poolHeldOnLost(h, lost)));
     }
 
     /**
@@ -220,6 +228,10 @@ public final class PoolHolding implements AutoCloseable {
             return;
         }
         String lostWhy = released.get() ? null : lostReason().orElse(null);
+        Tracing.Hold h = hold;
+        if (h != null) {
+            h.end(lostWhy == null ? "released" : "lost", lostWhy);
+        }
         // The native free releases a holding still held when this is its last handle.
         handle.close();
         if (lostWhy != null) {

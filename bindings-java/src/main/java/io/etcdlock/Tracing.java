@@ -1,13 +1,17 @@
 package io.etcdlock;
 
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * Spans through the OpenTelemetry API, when opentelemetry-api (1.57 or newer) is on the class
  * path: the core's span names, attributes and outcomes ({@code etcdlock.acquire} with the wait,
  * {@code etcdlock.hold} from acquisition to release or loss, {@code etcdlock.release},
  * {@code etcdlock.campaign} and {@code etcdlock.lead}, {@code etcdlock.task.claim},
- * {@code etcdlock.task.ack}, {@code etcdlock.register}; see the README's "Traces").
+ * {@code etcdlock.task.ack}, {@code etcdlock.register}; see the README's "Traces"). A pool's
+ * acquire, hold and release are {@code etcdlock.acquire}, {@code etcdlock.hold} and
+ * {@code etcdlock.release} too, named by the pool, with {@code etcdlock.slots} (the slot ids,
+ * comma-joined); a lock set's are named by its members' names, comma-joined.
  *
  * <p>opentelemetry-api is an optional dependency: everything that refers to it is in
  * {@link OtelSpan}, loaded only after {@link #available()} said yes (checked once). Without it a
@@ -118,6 +122,61 @@ final class Tracing {
     /** Ends {@code span} with {@code outcome}. */
     static void ok(Span span, String outcome) {
         span.attr("etcdlock.outcome", outcome).end();
+    }
+
+    /**
+     * Opens the hold span {@code spanName} of {@code owner} (a guard, a pool's holding, a held
+     * lock set), linked to its acquire's {@code waited}; ended at release, at loss (a lost
+     * callback on {@code lost}, armed by {@code arm}) or, for one nobody closed, when
+     * {@code owner} is collected ({@code dropped}). Neither the callback nor the Cleaner refers
+     * to {@code owner}.
+     *
+     * @param slots a pool's slots (comma-joined), or null
+     */
+    static Hold hold(Span waited, String spanName, String name, long token, String slots, Object owner, LostSink lost, Runnable arm) {
+        Span s = waited.follow(spanName).attr("etcdlock.name", name).attr("etcdlock.fencing_token", token);
+        if (slots != null) {
+            s.attr("etcdlock.slots", slots);
+        }
+        Hold h = new Hold(s);
+        NativeHandle.CLEANER.register(owner, () -> h.end("dropped", null));
+        lost.add(reason -> h.end("lost", reason), arm);
+        return h;
+    }
+
+    /**
+     * Runs {@code release} (a release call) in an {@code etcdlock.release} span when traced,
+     * and ends the hold {@code h} (or null): {@code released}, or {@code lost} (with
+     * {@code lostReason}'s reason) if it failed because the holding was lost.
+     *
+     * @param slots a pool's slots (comma-joined), or null
+     */
+    static void released(Hold h, String name, long token, String slots, Runnable release, Supplier<String> lostReason) {
+        Span span = begin(RELEASE, name);
+        if (span != null) {
+            span.attr("etcdlock.fencing_token", token);
+            if (slots != null) {
+                span.attr("etcdlock.slots", slots);
+            }
+        }
+        try {
+            release.run();
+        } catch (RuntimeException e) {
+            if (h != null) {
+                String why = lostReason.get();
+                h.end(why == null ? "released" : "lost", why);
+            }
+            if (span != null) {
+                failed(span, e, false);
+            }
+            throw e;
+        }
+        if (h != null) {
+            h.end("released", null);
+        }
+        if (span != null) {
+            ok(span, "released");
+        }
     }
 
     /**

@@ -243,4 +243,76 @@ class TracingTest {
             }
         }
     }
+
+    // covers: TRACE-SPANS-003
+    @Test
+    void aPoolsAcquireHoldAndReleaseAreSpansWithItsSlots() throws Exception {
+        String name = Etcd.uniqueName("trace-pool");
+        try (EtcdLockClient client = Etcd.client()) {
+            PoolHolding held = client.pool(name, PoolOptions.slots("a", "b")).acquire(2, Duration.ofSeconds(5));
+            long token = held.fencingToken();
+            SpanData acquire = one("etcdlock.acquire", name);
+            assertEquals(List.of("acquired", "a,b", token),
+                    List.of(str(acquire, "etcdlock.outcome"), str(acquire, "etcdlock.slots"), num(acquire, "etcdlock.fencing_token")));
+            assertEquals(List.of(), named("etcdlock.hold", name), "the hold is open while held");
+            assertEquals(Optional.empty(), client.pool(name, PoolOptions.slots("a", "b")).tryAcquire(1));
+            SpanData busy = named("etcdlock.acquire", name).get(1);
+            assertEquals(List.of("timeout", "WOULD_BLOCK"), List.of(str(busy, "etcdlock.outcome"), str(busy, "etcdlock.error_kind")));
+            held.release();
+            SpanData hold = one("etcdlock.hold", name);
+            assertEquals(List.of("released", "a,b", token), List.of(str(hold, "etcdlock.outcome"), str(hold, "etcdlock.slots"), num(hold, "etcdlock.fencing_token")));
+            assertEquals(List.of(acquire.getSpanId()), linked(hold));
+            SpanData release = one("etcdlock.release", name);
+            assertEquals(List.of("released", "a,b"), List.of(str(release, "etcdlock.outcome"), str(release, "etcdlock.slots")));
+            held.close();
+            assertEquals(1, named("etcdlock.hold", name).size());
+
+            // Lost: its lease revoked by an operator ends the hold at once.
+            String lostName = name + "-lost";
+            PoolHolding lost = client.pool(lostName, PoolOptions.slots("x")).acquire(1, Duration.ofSeconds(5));
+            Etcd.etcdctl("lease", "revoke", Long.toHexString(lost.leaseId()));
+            SpanData lostHold = eventuallyOne("etcdlock.hold", lostName);
+            assertEquals(List.of("lost", "LOCK_LOST"), List.of(str(lostHold, "etcdlock.outcome"), str(lostHold, "etcdlock.error_kind")));
+            try {
+                lost.close();
+            } catch (LockLostException e) {
+                // Reported: the hold still ended once.
+            }
+            assertEquals(1, named("etcdlock.hold", lostName).size());
+        }
+    }
+
+    // covers: TRACE-SPANS-003
+    @Test
+    void aLockSetsAcquireHoldAndReleaseAreSpansNamedByItsMembers() throws Exception {
+        String x = Etcd.uniqueName("trace-set-x");
+        String y = Etcd.uniqueName("trace-set-y");
+        String name = x + "," + y;
+        try (EtcdLockClient client = Etcd.client()) {
+            LockSet set = client.lockSet(List.of(SetMember.exclusive(x), SetMember.exclusive(y)), TTL);
+            LockSetHolding held = set.acquire(Duration.ofSeconds(5));
+            long token = held.fencingToken();
+            SpanData acquire = one("etcdlock.acquire", name);
+            assertEquals(List.of("acquired", token), List.of(str(acquire, "etcdlock.outcome"), num(acquire, "etcdlock.fencing_token")));
+            held.release();
+            SpanData hold = one("etcdlock.hold", name);
+            assertEquals(List.of("released", token), List.of(str(hold, "etcdlock.outcome"), num(hold, "etcdlock.fencing_token")));
+            assertEquals("released", str(one("etcdlock.release", name), "etcdlock.outcome"));
+            held.close();
+
+            LockSetHolding again = set.acquire(Duration.ofSeconds(5));
+            Etcd.etcdctl("del", x, "--prefix");
+            assertTrue(Etcd.eventually(Duration.ofSeconds(10), () -> named("etcdlock.hold", name).size() == 2), () -> "" + EXPORTER.getFinishedSpanItems());
+            SpanData lost = named("etcdlock.hold", name).get(1);
+            assertEquals(List.of("lost", "key_deleted"), List.of(str(lost, "etcdlock.outcome"), str(lost, "etcdlock.lost_reason")));
+            assertThrows(NotHeldException.class, again::release);
+            assertEquals(List.of("error", "NOT_HELD"), List.of(str(named("etcdlock.release", name).get(1), "etcdlock.outcome"), str(named("etcdlock.release", name).get(1), "etcdlock.error_kind")));
+            try {
+                again.close();
+            } catch (LockLostException e) {
+                // Reported or not, the hold ended once.
+            }
+            assertEquals(2, named("etcdlock.hold", name).size());
+        }
+    }
 }
