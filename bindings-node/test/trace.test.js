@@ -187,6 +187,13 @@ test("a pool's acquire, hold and release are traced with its name, the slots and
   const r = of(release, name).find(([ev]) => ev === 'asyncEnd');
   assert.deepEqual([r[1].outcome, r[1].slots, r[1].fencingToken], ['released', 'a,b', held.fencingToken]);
   assert.equal(of(hold, name).filter(([ev]) => ev === 'start').length, 1, 'one hold');
+  // Lost: the lease it lives on revoked by an operator ends the hold.
+  const lostName = prefix('trace-pool-lost');
+  const lost = await c.pool(lostName, { slots: ['x'] }).acquire();
+  etcdctl('lease', 'revoke', lost.leaseId.toString(16));
+  await waitFor(() => of(hold, lostName).some(([ev]) => ev === 'asyncEnd'), 5000, 'the hold to end');
+  const l = of(hold, lostName).find(([ev]) => ev === 'asyncEnd');
+  assert.deepEqual([l[1].outcome, l[1].errorCode, l[1].slots], ['lost', 'LOCK_LOST', 'x']);
 });
 
 // covers: TRACE-SPANS-003
