@@ -23,10 +23,14 @@ if ! python3 -c "import sys, matplotlib; sys.exit(matplotlib.__version__ != '$MA
     log "pip install matplotlib==$MATPLOTLIB"
     python3 -m pip install --quiet "matplotlib==$MATPLOTLIB"
 fi
+# Without its recommends (the node exporter and what it pulls in). Only the binary is used, with a
+# config, a TSDB and a port of this run's own; on a host with systemd the package's service also
+# starts (as postgresql's does for scripts/install-deps.sh), and this script leaves it alone.
 if ! command -v prometheus >/dev/null 2>&1; then
     log "apt-get install prometheus"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq prometheus >/dev/null || { apt-get update -qq && apt-get install -y -qq prometheus >/dev/null; }
+    apt=(apt-get install -y -qq --no-install-recommends prometheus)
+    "${apt[@]}" >/dev/null || { apt-get update -qq && "${apt[@]}" >/dev/null; }
 fi
 if [ -z "${ETCD_BIN:-}" ] && [ ! -x .tools/bin/etcd ]; then
     bash scripts/install-deps.sh >/dev/null

@@ -90,7 +90,9 @@ def _panel(fig, panel, rows, data, annotations):
         ax.set_ylim(0, top * 1.08 if top > 0 else 1)
     ax.grid(color=GRID, linewidth=0.6)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S", tz=datetime.timezone.utc))
-    ax.xaxis.set_major_locator(mdates.SecondLocator(bysecond=(0, 30)))
+    # Every 30 s, none in the first 10 s (where a label would run into the y axis' "0").
+    first = math.ceil((data["start"] + 10) / 30) * 30
+    ax.set_xticks([datetime.datetime.fromtimestamp(x, datetime.timezone.utc) for x in range(first, int(data["end"]) + 1, 30)])
     ax.yaxis.set_major_locator(MaxNLocator(4))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _si(v, unit)))
     ax.tick_params(colors=DIM, labelsize=8, length=0)

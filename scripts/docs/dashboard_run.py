@@ -187,6 +187,11 @@ def run(etcdlock, dashboard, seconds):
             time.sleep(max(0.0, start + seconds - time.time()))
             end = time.time()
             time.sleep(SCRAPE_S * 1.5)  # the last scrape is in
+            # Every worker lasted the run (a crashed one would leave its lines cut short, silently).
+            exited = {n: p.returncode for n, p in r.procs.items() if p.poll() is not None}
+            if exited:
+                raise RuntimeError(f"workers exited during the run: {exited}")
+            prom.wait_targets_up(10)
             data = dashboard_prom.evaluate(json.load(open(dashboard)), prom, start, end, SCRAPE_S)
             data["annotations"] = r.annotations
             return data
