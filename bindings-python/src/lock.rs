@@ -250,6 +250,13 @@ impl NativeLock {
         Ok(self.shared.state.lock().unwrap().last.as_ref().map(|g| g.lease_id()))
     }
 
+    /// The latest acquisition's health (see `etcdlock.Health`); idle before the first.
+    fn health(&self) -> PyResult<HealthTuple> {
+        self.check().py()?;
+        let last = self.shared.state.lock().unwrap().last.clone();
+        Ok(health_tuple(last.map_or_else(|| etcdlock::Health::idle(&self.shared.name), |g| g.health())))
+    }
+
     /// Why the latest acquisition was lost, or None.
     fn lost_reason(&self) -> PyResult<Option<&'static str>> {
         self.check().py()?;
@@ -270,6 +277,15 @@ impl NativeLock {
         spawn_lost_watcher(held.guard.lost(), held.stop.clone(), bridge, id);
         Ok(true)
     }
+}
+
+/// A core [`etcdlock::Health`] as the tuple `etcdlock.Health` is built from: `(state,
+/// lost_reason, name, fencing_token, lease_id, exclusive_for seconds or None, ok)`.
+pub type HealthTuple = (&'static str, Option<&'static str>, String, i64, i64, Option<f64>, bool);
+
+pub fn health_tuple(h: etcdlock::Health) -> HealthTuple {
+    let ok = h.is_ok();
+    (h.state.as_str(), h.lost_reason().map(|r| r.as_str()), h.name.clone(), h.fencing_token, h.lease_id, h.exclusive_for().map(|d| d.as_secs_f64()), ok)
 }
 
 /// A fence as the tuple `(kind, name, token, cluster)` that `etcdlock.fencing.Fence` is built from.

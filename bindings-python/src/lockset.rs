@@ -230,6 +230,15 @@ impl NativeLockSet {
         self.last(LockSetGuard::lease_id)
     }
 
+    /// The latest acquisition's health (see `etcdlock.Health`); idle before the first.
+    fn health(&self) -> PyResult<crate::lock::HealthTuple> {
+        let h = self.last(LockSetGuard::health)?.unwrap_or_else(|| {
+            let names: Vec<&[u8]> = self.shared.members.iter().map(|m| m.name.as_slice()).collect();
+            etcdlock::Health::idle(&names.join(&b","[..]))
+        });
+        Ok(crate::lock::health_tuple(h))
+    }
+
     /// Why the latest acquisition was lost (its first member lost), or None.
     fn lost_reason(&self) -> PyResult<Option<&'static str>> {
         Ok(self.last(|g| g.lost_reason().map(|r| r.as_str()))?.flatten())

@@ -67,6 +67,10 @@ impl NativeOnceSlot {
         runtime::check_pid(self.pid).py()?;
         Ok(self.slot.lost_reason().map(|r| r.as_str()))
     }
+    fn health(&self) -> PyResult<crate::lock::HealthTuple> {
+        runtime::check_pid(self.pid).py()?;
+        Ok(crate::lock::health_tuple(self.slot.health()))
+    }
     /// Marks the period's job done and ends the claim (fenced).
     fn done(&self) -> Op {
         let (slot, stop) = (self.slot.clone(), self.stop.clone());

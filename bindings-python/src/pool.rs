@@ -245,6 +245,9 @@ impl NativePoolHolding {
     fn lost_reason(&self) -> PyResult<Option<&'static str>> {
         Ok(self.guard()?.lost_reason().map(|r| r.as_str()))
     }
+    fn health(&self) -> PyResult<crate::lock::HealthTuple> {
+        Ok(crate::lock::health_tuple(self.guard()?.health()))
+    }
 
     /// Writes `value` at `key` (on `lease` if given) only while every slot is held (fenced).
     #[pyo3(signature = (key, value, lease=None))]

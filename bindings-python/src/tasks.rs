@@ -198,6 +198,10 @@ impl NativeTask {
         self.check().py()?;
         Ok(self.task.lost_reason().map(|r| r.as_str()))
     }
+    fn health(&self) -> PyResult<crate::lock::HealthTuple> {
+        self.check().py()?;
+        Ok(crate::lock::health_tuple(self.task.health()))
+    }
 
     /// Acks, with `puts` (key, value) and `deletes` in the same fenced Txn.
     #[pyo3(signature = (puts=Vec::new(), deletes=Vec::new()))]

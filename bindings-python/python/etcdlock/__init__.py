@@ -28,6 +28,7 @@ from ._aio_cache import AsyncCache, AsyncCacheEvents
 from ._cache import Cache, CacheEvent, CacheEvents, CacheSnapshot
 from ._args import MAX_PERMITS
 from ._common import Instance, Instances, Leader, LockState, QueueEntry, WatchEvent
+from ._health import Health
 from ._errors import AuthError, Closed, Compacted, Error, LockLost, LockTimeout, NotHeld, Timeout, Unavailable, WouldBlock, WrongContextError
 from ._recipes import Election, Leadership, Observer, RWLock
 from ._registry import Discovery, Registration
@@ -133,6 +134,7 @@ __all__ = [
     "grpc_endpoint",
     "grpc_endpoint_addr",
     "Leader",
+    "Health",
     "MAX_PERMITS",
     "WatchEvent",
     "LockState",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequenc
 
 from . import _args, _log, _native
 from ._errors import WrongContextError
+from ._health import Health
 
 if TYPE_CHECKING:
     from .fencing import Fence
@@ -210,6 +211,11 @@ class LockView:
         """Why the latest acquisition was lost ("expired", "revoked", "key_deleted",
         "closed"), or None."""
         return self._n.lost_reason()
+
+    def health(self) -> Health:
+        """The latest acquisition's :class:`~etcdlock.Health` (``ok`` while held and not in
+        doubt; ``"idle"`` before the first acquisition): what a readiness probe answers."""
+        return Health._from_native(self._n.health())
 
 
 class LeaseView:

@@ -15,6 +15,7 @@ from . import _args, _native, _trace
 from ._args import BytesLike
 from ._common import fence, refuse_in_event_loop
 from ._errors import LockLost, LockTimeout, NotHeld
+from ._health import Health
 from ._lost import LostCallbacks
 from ._ports import thread_port
 
@@ -138,6 +139,11 @@ class LockSetView:
         """Why the latest acquisition was lost (its first member lost: "expired", "revoked",
         "key_deleted", "closed"), or None."""
         return self._n.lost_reason()
+
+    def health(self) -> Health:
+        """The latest acquisition's :class:`~etcdlock.Health` (held while every member is;
+        ``name`` is the member names joined by ``,``; ``"idle"`` before the first)."""
+        return Health._from_native(self._n.health())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(names={self.names!r}, fencing_token={self.fencing_token})"

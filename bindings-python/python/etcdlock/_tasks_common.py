@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 
 from . import _args
 from ._args import BytesLike
+from ._health import Health
 from ._lost import LostCallbacks
 
 
@@ -31,6 +32,11 @@ class ClaimView:
     @property
     def lost_reason(self) -> Optional[str]:
         return self._n.lost_reason()
+
+    def health(self) -> Health:
+        """The claim's :class:`~etcdlock.Health` (``"released"`` once it ended: acked,
+        nacked, done, released)."""
+        return Health._from_native(self._n.health())
 
     def on_lost(self, callback: Callable[[str], object]) -> None:
         """Calls ``callback(reason)`` once if the claim is lost (not when it ends otherwise)."""
