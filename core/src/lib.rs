@@ -8,10 +8,13 @@
 //! Everything runs on one small background runtime per process ([`runtime`]), shared by every
 //! client and every language binding.
 //!
-//! ```no_run
-//! # async fn demo() -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let endpoints = etcd.endpoints();
 //! use etcdlock::{Client, ClientOptions};
-//! let client = Client::connect(["http://127.0.0.1:2379"], ClientOptions::default()).await?;
+//! // endpoints: your etcd members' client URLs, e.g. ["http://127.0.0.1:2379"]
+//! let client = Client::connect(endpoints, ClientOptions::default()).await?;
 //! let mutex = client.mutex("jobs/nightly", 10)?;
 //! let guard = mutex.lock().await?;
 //! guard.put(b"jobs/nightly-state", b"running").await?; // only while held

@@ -8,18 +8,22 @@
 //! etcd. [`Cache::wait_for`] waits until it has caught up with a revision (read-your-writes
 //! after a write under the prefix); [`Client::get`] is the linearizable read beside it.
 //!
-//! ```no_run
-//! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 //! use std::time::Duration;
 //! let cache = client.cache("config/").await?;
 //! let rev = client.put(b"config/a", b"1", None).await?;
 //! cache.wait_for(rev, Duration::from_secs(5)).await?;
 //! assert_eq!(cache.get(b"config/a").map(|kv| kv.value), Some(b"1".to_vec()));
 //! let mut events = cache.events();
+//! # client.put(b"config/b", b"2", None).await?;
 //! while let Some(ev) = events.next().await {
 //!     println!("{:?} {:?} at {}", ev.kind, ev.key, ev.revision);
+//! #   assert_eq!(ev.key, b"config/b"); break; // (the doc test stops at the first)
 //! }
-//! # Ok(()) }
+//! # client.close().await; Ok(()) }
 //! ```
 
 mod follow;

@@ -34,9 +34,12 @@ pub(crate) struct Rpc {
 /// A connection to an etcd cluster. Cheap to clone; all clones share one connection, one
 /// keepalive stream and one watch stream. Usable from any thread or task.
 ///
-/// ```no_run
-/// # async fn demo() -> etcdlock::Result<()> {
-/// let client = etcdlock::Client::connect(["http://127.0.0.1:2379"], Default::default()).await?;
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let endpoints = etcd.endpoints();
+/// // endpoints: the etcd members' client URLs, e.g. ["http://127.0.0.1:2379"]
+/// let client = etcdlock::Client::connect(endpoints, Default::default()).await?;
 /// client.put(b"greeting", b"hello", None).await?;
 /// assert_eq!(client.get(b"greeting").await?.unwrap().value, b"hello");
 /// client.close().await;

@@ -127,13 +127,15 @@ impl LeaseState {
 /// Cheap to clone. Revoked by [`Lease::revoke`], when the last handle is dropped, or when the
 /// client closes.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let lease = client.lease(10).await?;
 /// client.put(b"service/a", b"up", Some(&lease)).await?;
 /// assert!(lease.is_alive());
 /// lease.revoke().await?; // deletes service/a
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
 pub struct Lease {

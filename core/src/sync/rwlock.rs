@@ -15,15 +15,17 @@ use std::time::Duration;
 /// apply while a reader or another writer holds. Downgrading a write to a read is not offered.
 /// A plain mutex (or `etcdctl lock`) on the same name counts as a writer.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let rw = client.rwlock("config", 10)?;
 /// let r = rw.read().await?;       // many readers at once
 /// r.release().await?;
 /// let w = rw.write().await?;      // alone
 /// w.put(b"config-data", b"v2").await?;
 /// w.release().await?;
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct RwLock {

@@ -21,13 +21,15 @@ pub const MAX_PERMITS: u32 = 1024;
 /// `InvalidArgument` before it waits, and leaves nothing. N is kept only in the participants'
 /// keys, so it changes once nobody holds or waits.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let slots = client.semaphore("jobs/slots", 3, 10)?;
 /// let permit = slots.acquire().await?; // at most 3 holders at once, served in arrival order
 /// permit.put(b"jobs/running/7", b"yes").await?; // only while this permit is held
 /// permit.release().await?;
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct Semaphore {

@@ -26,14 +26,18 @@ pub struct WatchOptions {
 
 /// A resilient watch. Call [`Watch::next`] until it returns `None` (closed) or an error.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let mut watch = client.watch("jobs/", etcdlock::WatchOptions { prefix: true, ..Default::default() }).await?;
+/// # client.put(b"jobs/7", b"queued", None).await?;
 /// while let Some(event) = watch.next().await {
 ///     let event = event?;
 ///     println!("{:?} {:?} at {}", event.event_type, event.kv.key, event.revision());
+/// #   assert_eq!(event.kv.key, b"jobs/7"); break; // (the doc test stops at the first)
 /// }
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 pub struct Watch {
     client: Client,

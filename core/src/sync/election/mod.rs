@@ -24,8 +24,10 @@ use etcd_client::{GetOptions, SortOrder, SortTarget};
 
 /// One election: a handle that campaigns, reads and observes. Creating it sends nothing.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let election = client.election("svc/leader", 10)?;
 /// let leadership = election.campaign("node-1").await?; // waits to lead
 /// leadership.proclaim(b"node-1 ready").await?;         // fenced: NotHeld once not leader
@@ -34,7 +36,7 @@ use etcd_client::{GetOptions, SortOrder, SortTarget};
 ///     assert_eq!(leader.revision, leadership.fencing_token());
 /// }
 /// leadership.resign().await?;
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct Election {

@@ -8,8 +8,10 @@
 //! order callers list the names in, and beside etcd's Go `Mutex` and `etcdctl lock` users of
 //! the same names (whose keys are in the same queues). See `docs/design.md`.
 //!
-//! ```no_run
-//! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 //! use etcdlock::SetMember;
 //! let set = client.lock_set(["acct/1", "acct/2"], 10)?;
 //! let locks = set.lock().await?;
@@ -19,7 +21,7 @@
 //! locks.release().await?;
 //! // Members may read a read-write lock or take one of a semaphore's permits:
 //! let mixed = client.lock_set([SetMember::read("cfg"), SetMember::write("jobs/a"), SetMember::permit("gpus", 4)], 10)?;
-//! # let _ = mixed; Ok(()) }
+//! # let _ = mixed; client.close().await; Ok(()) }
 //! ```
 
 mod acquire;

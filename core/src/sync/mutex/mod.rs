@@ -69,15 +69,17 @@ pub struct LockOptions {
 /// lost, and revoked when an acquire fails with nothing else using it, after
 /// [`ClientOptions::idle_lease_timeout`](crate::ClientOptions) unused, and on close.
 ///
-/// ```no_run
-/// # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+/// ```
+/// # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+/// # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+/// # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 /// let mutex = client.mutex("orders", 10)?;
 /// let guard = mutex.lock().await?;
 /// // Writes that must only happen while holding the lock go through the guard (fenced):
 /// guard.put(b"state/orders/last", b"42").await?; // outside the queue prefix `orders/`
 /// println!("fencing token {}", guard.fencing_token());
 /// guard.release().await?;
-/// # Ok(()) }
+/// # client.close().await; Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct Mutex {

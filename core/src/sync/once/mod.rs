@@ -9,15 +9,17 @@
 //! winner died, or released it without marking it done (the job failed), is run by the next
 //! trigger.
 //!
-//! ```no_run
-//! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 //! use etcdlock::OnceOptions;
 //! use std::time::Duration;
 //! if let Some(slot) = client.once("reports/daily", OnceOptions::every(Duration::from_secs(86400))).await? {
 //!     // ... the job, fenced by slot.fencing_token() where it writes ...
 //!     slot.done().await?; // the period's job is done: later triggers in it do nothing
 //! }
-//! # Ok(()) }
+//! # client.close().await; Ok(()) }
 //! ```
 
 use crate::client::Client;

@@ -8,8 +8,10 @@
 //! holder died is not handed out again before `reuse_delay`, timed by an etcd lease; a clean
 //! release frees it at once. The keys: `board.rs`; the guarantees: `docs/design.md`, "Pools".
 //!
-//! ```no_run
-//! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 //! use etcdlock::PoolOptions;
 //! use std::time::Duration;
 //! let gpus = client.pool("gpus", PoolOptions::named(["gpu0", "gpu1", "gpu2"]).reuse_delay(Duration::from_secs(5)))?;
@@ -17,7 +19,7 @@
 //! println!("using {:?}, token {:?}", held.slots(), held.tokens());
 //! held.put(b"jobs/7/device", held.slots()[0].as_bytes()).await?; // only while the slot is held
 //! held.release().await?;
-//! # Ok(()) }
+//! # client.close().await; Ok(()) }
 //! ```
 
 mod board;

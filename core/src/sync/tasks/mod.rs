@@ -8,8 +8,10 @@
 //! one another (a fair lock): only the first watches for new items, so a new item wakes one.
 //! The keys: `keys.rs`; the guarantees: `docs/design.md`, "Task queue".
 //!
-//! ```no_run
-//! # async fn demo(client: etcdlock::Client) -> etcdlock::Result<()> {
+//! ```
+//! # #[tokio::main] async fn main() -> etcdlock::Result<()> {
+//! # let etcd = etcd_testkit::Etcd::start(1); // a throwaway etcd on 127.0.0.1 (the doc tests' own)
+//! # let client = etcdlock::Client::connect(etcd.endpoints(), Default::default()).await?;
 //! use etcdlock::{ClaimOptions, QueueOptions, TaskOptions};
 //! use std::time::Duration;
 //! let q = client.queue("jobs/resize", QueueOptions { ttl_secs: 10, max_attempts: 5, max_processing: None })?;
@@ -17,7 +19,7 @@
 //! let task = q.claim(ClaimOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() }).await?;
 //! // The result and the ack commit together, only while the claim holds.
 //! task.ack_with(&[etcdlock::Op::put("results/img-17", "ok")]).await?;
-//! # Ok(()) }
+//! # client.close().await; Ok(()) }
 //! ```
 
 mod claim;
