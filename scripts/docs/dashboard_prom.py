@@ -9,6 +9,7 @@ setting is the scrape interval used here, over a time range of `range` seconds:
   $__range          the whole time range
   a dashboard variable ($client ...) with "All" selected: .* (its regex for all values)
 """
+import ctypes
 import json
 import math
 import os
@@ -23,6 +24,12 @@ import urllib.request
 
 class NoData(RuntimeError):
     """A panel's query returned no series, or only NaN: the picture would show an empty panel."""
+
+
+def die_with_parent():
+    """preexec_fn: the kernel sends the child SIGTERM if this process dies without stopping it
+    (SIGKILLed, say), so no worker or Prometheus outlives a run."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port():
@@ -50,7 +57,7 @@ class Prometheus:
         self.proc = subprocess.Popen(
             [binary, f"--config.file={config}", f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1d"],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent)
         self._wait_ready(30)
 
     @staticmethod

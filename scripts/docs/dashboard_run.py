@@ -84,7 +84,8 @@ class Run:
 
     def spawn(self, name, argv, env=None):
         out = open(os.path.join(self.tmp, f"{name}.log"), "ab")
-        self.procs[name] = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs[name] = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                          start_new_session=True, preexec_fn=dashboard_prom.die_with_parent)
         out.close()
 
     def start_workers(self, until_ns):
