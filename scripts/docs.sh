@@ -12,7 +12,9 @@
 #   3. TypeDoc:  over bindings-node's .d.ts, --treatWarningsAsErrors (scripts/docs/typedoc.json)
 #   4. javadoc:  mvn javadoc:javadoc in bindings-java (doclint all, failOnWarnings: its pom.xml)
 #   5. Doxygen:  over include/etcdlock.h, WARN_AS_ERROR (scripts/docs/Doxyfile)
-#   6. mkdocs build --strict, with the references of 1 and 3-5 added as files of the site
+#   6. the error and log messages docs/guides/troubleshooting.md quotes are in the code
+#                (scripts/docs/check_quoted_messages.py)
+#   7. mkdocs build --strict, with the references of 1 and 3-5 added as files of the site
 #      (scripts/docs/hooks.py), so links to them are checked too; then its control: the same
 #      build with one broken link added must fail.
 #
@@ -74,6 +76,9 @@ cp -r bindings-java/target/reports/apidocs "$gen/api/java"
 log "Doxygen over include/etcdlock.h (warnings as errors)"
 mkdir -p "$gen/api/c"
 { cat scripts/docs/Doxyfile; echo "OUTPUT_DIRECTORY = $gen/api/c"; } | doxygen -
+
+log "the messages the troubleshooting page quotes are in the code"
+python3 scripts/docs/check_quoted_messages.py
 
 # Not --quiet: with it, mkdocs 1.6 drops warnings before --strict counts them, and passes.
 log "mkdocs build --strict"
