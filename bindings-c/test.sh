@@ -245,7 +245,7 @@ echo "== C: test programs (-Wall -Wextra -Werror, ASan + UBSan)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 san="-g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 # shellcheck disable=SC2046,SC2086
-for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence; do
+for t in test_api test_threads test_async test_queue test_options test_tls test_auth test_conn test_log test_inspect test_metrics test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence test_health; do
     if cc -std=c11 -Wall -Wextra -Werror $san -I"$here/tests" "$here/tests/$t.c" $(pkg-config --cflags --libs etcdlock) -lpthread -o "$tmp/$t"; then
         run_prog "$t" 300 "$tmp/$t"
     else
@@ -262,7 +262,7 @@ for t in test_cpp test_cache_cpp test_lockset_cpp; do
 done
 
 echo "== C: valgrind (no leaks, no memory errors attributable to the library)"
-for t in test_api test_async test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence; do
+for t in test_api test_async test_recipes test_registry test_tasks test_task_limits test_pool test_cache test_lockset test_lockset_input test_fence test_health; do
     args=()
     # test_pool's timing and many-thread tests, and test_lockset's opposite orders, run under ASan
     # only (`quick` leaves them out).

@@ -85,6 +85,21 @@
 #define ETCDLOCK_LOST_CLOSED 4
 
 /**
+ * Held (for a leadership: leading) and not known lost.
+ */
+#define ETCDLOCK_HEALTH_HELD 1
+
+/**
+ * Lost: another client may hold it now (`lost_reason` says why).
+ */
+#define ETCDLOCK_HEALTH_LOST 2
+
+/**
+ * Ended by this process: released, resigned, acked, nacked or done.
+ */
+#define ETCDLOCK_HEALTH_RELEASED 3
+
+/**
  * The most names a lock set may have (its enqueue is one etcd Txn of a compare and a put per
  * name, and etcd refuses more than 128 of either).
  */
@@ -799,6 +814,40 @@ typedef struct etcdlock_lock_state {
  * etcdlock calls made from it return ETCDLOCK_E_WRONG_THREAD.
  */
 typedef void (*etcdlock_lost_cb)(void *user_data, int reason);
+
+/**
+ * One call's view of a hold, filled by etcdlock_lock_health and its kin: what a readiness
+ * probe answers (200 while `ok`). Taken from the very state the lost callback is fired from,
+ * so once that callback ran, `ok` is false. Local reads only: nothing is sent to etcd. (The
+ * name is not in it: it is the one the handle was acquired with.)
+ */
+typedef struct etcdlock_health {
+  /**
+   * ETCDLOCK_HEALTH_HELD, ETCDLOCK_HEALTH_LOST or ETCDLOCK_HEALTH_RELEASED.
+   */
+  int state;
+  /**
+   * An ETCDLOCK_LOST_* reason when `state` is ETCDLOCK_HEALTH_LOST, else 0.
+   */
+  int lost_reason;
+  /**
+   * Safe to act as the holder now: held, and its exclusivity not in doubt.
+   */
+  bool ok;
+  /**
+   * The hold's fencing token.
+   */
+  int64_t fencing_token;
+  /**
+   * The lease the hold lives on.
+   */
+  int64_t lease_id;
+  /**
+   * Milliseconds, from when the view was taken, that no other client can hold it; -1 when
+   * another may hold it already or it was released.
+   */
+  int64_t exclusive_for_ms;
+} etcdlock_health;
 
 /**
  * Called once with the outcome of an `_async` call that yields no value, on a library
@@ -1690,6 +1739,16 @@ int64_t etcdlock_lock_fencing_token(const struct etcdlock_lock *lock);
 bool etcdlock_lock_is_held(const struct etcdlock_lock *lock);
 
 /**
+ * Fills `*out` with the lock's health (held, lost or released; `ok` while held and not in
+ * doubt): what a readiness probe answers. A permit, a read, a write and a leadership are
+ * etcdlock_lock handles too. ETCDLOCK_E_INVALID_ARGUMENT for a NULL `lock` or `out`.
+ *
+ *     etcdlock_health h;
+ *     int status = etcdlock_lock_health(lock, &h) == ETCDLOCK_OK && h.ok ? 200 : 503;
+ */
+int etcdlock_lock_health(const struct etcdlock_lock *lock, struct etcdlock_health *out);
+
+/**
  * Why the lock was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
  */
 int etcdlock_lock_lost_reason(const struct etcdlock_lock *lock);
@@ -1863,6 +1922,13 @@ int64_t etcdlock_lock_set_held_lease_id(const struct etcdlock_lock_set_held *hel
 bool etcdlock_lock_set_held_is_held(const struct etcdlock_lock_set_held *held);
 
 /**
+ * Fills `*out` with the set's health (held, lost or released; `ok` while held and not in
+ * doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+ */
+int etcdlock_lock_set_held_health(const struct etcdlock_lock_set_held *held,
+                                  struct etcdlock_health *out);
+
+/**
  * Why the set was lost (the first member lost: an ETCDLOCK_LOST_* reason), or 0 if it was not
  * (or NULL).
  */
@@ -2015,6 +2081,12 @@ int64_t etcdlock_once_fencing_token(const struct etcdlock_once_slot *slot);
  * Cheap local check: neither done, released nor lost. false for NULL.
  */
 bool etcdlock_once_is_held(const struct etcdlock_once_slot *slot);
+
+/**
+ * Fills `*out` with the claim's health (held, lost or released; `ok` while held and not in
+ * doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+ */
+int etcdlock_once_health(const struct etcdlock_once_slot *slot, struct etcdlock_health *out);
 
 /**
  * Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
@@ -2224,6 +2296,12 @@ int64_t etcdlock_pool_held_lease_id(const struct etcdlock_pool_held *held);
  * Cheap local check: neither released nor known lost. false for NULL.
  */
 bool etcdlock_pool_held_is_held(const struct etcdlock_pool_held *held);
+
+/**
+ * Fills `*out` with the holding's health (held, lost or released; `ok` while held and not in
+ * doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+ */
+int etcdlock_pool_held_health(const struct etcdlock_pool_held *held, struct etcdlock_health *out);
 
 /**
  * Why the holding was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
@@ -2729,6 +2807,12 @@ int64_t etcdlock_task_fencing_token(const struct etcdlock_task *task);
  * Cheap local check: neither acked, nacked nor lost. false for NULL.
  */
 bool etcdlock_task_is_held(const struct etcdlock_task *task);
+
+/**
+ * Fills `*out` with the claim's health (held, lost or released; `ok` while held and not in
+ * doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+ */
+int etcdlock_task_health(const struct etcdlock_task *task, struct etcdlock_health *out);
 
 /**
  * Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).

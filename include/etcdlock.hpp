@@ -176,6 +176,13 @@ public:
     int64_t fencing_token() const noexcept { return etcdlock_lock_fencing_token(p_.get()); }
     /** Conservative: false from the moment the lock may have been lost. */
     bool is_held() const noexcept { return etcdlock_lock_is_held(p_.get()); }
+    /** One call's view of the hold (`ok` while held and not in doubt): what a readiness probe
+     *  answers. Local reads only. */
+    etcdlock_health health() const {
+        etcdlock_health h;
+        detail::check(etcdlock_lock_health(p_.get(), &h), "etcdlock_lock_health");
+        return h;
+    }
     /** This holder's queue key in etcd. */
     std::string key() const {
         size_t len = 0;

@@ -79,6 +79,12 @@ public:
     bool is_held() const noexcept { return etcdlock_lock_set_held_is_held(p_.get()); }
     /** Why the set was lost (an ETCDLOCK_LOST_* reason), or 0. */
     int lost_reason() const noexcept { return etcdlock_lock_set_held_lost_reason(p_.get()); }
+    /** One call's view of the hold, as lock::health(). */
+    etcdlock_health health() const {
+        etcdlock_health h;
+        detail::check(etcdlock_lock_set_held_health(p_.get(), &h), "etcdlock_lock_set_held_health");
+        return h;
+    }
     /** Writes `value` at `key` only while every member is held (throws ETCDLOCK_E_NOT_HELD
      *  otherwise, nothing written). A key under a member's `<name>/` throws INVALID_ARGUMENT. */
     void put(const std::string &key, const std::string &value) {

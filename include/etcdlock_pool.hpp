@@ -85,6 +85,12 @@ public:
     bool is_held() const noexcept { return etcdlock_pool_held_is_held(p_.get()); }
     /** Why the holding was lost (an ETCDLOCK_LOST_* reason), or 0. */
     int lost_reason() const noexcept { return etcdlock_pool_held_lost_reason(p_.get()); }
+    /** One call's view of the hold, as lock::health(). */
+    etcdlock_health health() const {
+        etcdlock_health h;
+        detail::check(etcdlock_pool_held_health(p_.get(), &h), "etcdlock_pool_held_health");
+        return h;
+    }
     /** Writes `value` at `key` only while every slot is held (throws ETCDLOCK_E_NOT_HELD otherwise,
      *  nothing written). A key under the pool's own `<name>/` throws ETCDLOCK_E_INVALID_ARGUMENT. */
     void put(const std::string &key, const std::string &value) {

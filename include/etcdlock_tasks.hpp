@@ -113,6 +113,12 @@ public:
     bool is_held() const noexcept { return etcdlock_task_is_held(p_.get()); }
     /** Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0. */
     int lost_reason() const noexcept { return etcdlock_task_lost_reason(p_.get()); }
+    /** One call's view of the hold, as lock::health(). */
+    etcdlock_health health() const {
+        etcdlock_health h;
+        detail::check(etcdlock_task_health(p_.get(), &h), "etcdlock_task_health");
+        return h;
+    }
     /** Writes `value` at `key` only while the claim holds (throws ETCDLOCK_E_NOT_HELD otherwise,
      *  nothing written). A key under the queue's own `<name>/` throws ETCDLOCK_E_INVALID_ARGUMENT. */
     void put(const std::string &key, const std::string &value) {
@@ -247,6 +253,12 @@ public:
     bool is_held() const noexcept { return etcdlock_once_is_held(p_.get()); }
     /** Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0. */
     int lost_reason() const noexcept { return etcdlock_once_lost_reason(p_.get()); }
+    /** One call's view of the hold, as lock::health(). */
+    etcdlock_health health() const {
+        etcdlock_health h;
+        detail::check(etcdlock_once_health(p_.get(), &h), "etcdlock_once_health");
+        return h;
+    }
     /** Writes `value` at `key` only while the claim holds (throws ETCDLOCK_E_NOT_HELD otherwise,
      *  nothing written). A key under the job's own `<name>/` throws ETCDLOCK_E_INVALID_ARGUMENT. */
     void put(const std::string &key, const std::string &value) {

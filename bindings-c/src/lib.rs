@@ -16,6 +16,7 @@ mod election;
 mod fence;
 mod ffi;
 mod follow;
+mod health;
 mod inspect;
 mod kv;
 mod lease;

@@ -89,6 +89,17 @@ pub unsafe extern "C" fn etcdlock_lock_is_held(lock: *const etcdlock_lock) -> bo
     ffi::value(false, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.is_held()))
 }
 
+/// Fills `*out` with the lock's health (held, lost or released; `ok` while held and not in
+/// doubt): what a readiness probe answers. A permit, a read, a write and a leadership are
+/// etcdlock_lock handles too. ETCDLOCK_E_INVALID_ARGUMENT for a NULL `lock` or `out`.
+///
+///     etcdlock_health h;
+///     int status = etcdlock_lock_health(lock, &h) == ETCDLOCK_OK && h.ok ? 200 : 503;
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_health(lock: *const etcdlock_lock, out: *mut crate::health::etcdlock_health) -> c_int {
+    crate::health::fill(out, || Ok(unsafe { ffi::arg(lock, "lock") }?.guard.health()))
+}
+
 /// Why the lock was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_lock_lost_reason(lock: *const etcdlock_lock) -> c_int {

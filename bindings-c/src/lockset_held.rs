@@ -86,6 +86,13 @@ pub unsafe extern "C" fn etcdlock_lock_set_held_is_held(held: *const etcdlock_lo
     ffi::value(false, || Ok(unsafe { self::held(held) }?.guard.is_held()))
 }
 
+/// Fills `*out` with the set's health (held, lost or released; `ok` while held and not in
+/// doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_lock_set_held_health(held: *const etcdlock_lock_set_held, out: *mut crate::health::etcdlock_health) -> c_int {
+    crate::health::fill(out, || Ok(unsafe { self::held(held) }?.guard.health()))
+}
+
 /// Why the set was lost (the first member lost: an ETCDLOCK_LOST_* reason), or 0 if it was not
 /// (or NULL).
 #[no_mangle]

@@ -93,6 +93,13 @@ pub unsafe extern "C" fn etcdlock_once_is_held(slot: *const etcdlock_once_slot) 
     ffi::value(false, || Ok(unsafe { ffi::arg(slot, "slot") }?.slot.is_held()))
 }
 
+/// Fills `*out` with the claim's health (held, lost or released; `ok` while held and not in
+/// doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_once_health(slot: *const etcdlock_once_slot, out: *mut crate::health::etcdlock_health) -> c_int {
+    crate::health::fill(out, || Ok(unsafe { ffi::arg(slot, "slot") }?.slot.health()))
+}
+
 /// Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_once_lost_reason(slot: *const etcdlock_once_slot) -> c_int {

@@ -361,6 +361,13 @@ pub unsafe extern "C" fn etcdlock_pool_held_is_held(held: *const etcdlock_pool_h
     ffi::value(false, || Ok(unsafe { ffi::arg(held, "held") }?.guard.is_held()))
 }
 
+/// Fills `*out` with the holding's health (held, lost or released; `ok` while held and not in
+/// doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_pool_held_health(held: *const etcdlock_pool_held, out: *mut crate::health::etcdlock_health) -> c_int {
+    crate::health::fill(out, || Ok(unsafe { ffi::arg(held, "held") }?.guard.health()))
+}
+
 /// Why the holding was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_pool_held_lost_reason(held: *const etcdlock_pool_held) -> c_int {

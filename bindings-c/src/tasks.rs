@@ -464,6 +464,13 @@ pub unsafe extern "C" fn etcdlock_task_is_held(task: *const etcdlock_task) -> bo
     ffi::value(false, || Ok(unsafe { ffi::arg(task, "task") }?.task.is_held()))
 }
 
+/// Fills `*out` with the claim's health (held, lost or released; `ok` while held and not in
+/// doubt), as etcdlock_lock_health. ETCDLOCK_E_INVALID_ARGUMENT for a NULL handle or `out`.
+#[no_mangle]
+pub unsafe extern "C" fn etcdlock_task_health(task: *const etcdlock_task, out: *mut crate::health::etcdlock_health) -> c_int {
+    crate::health::fill(out, || Ok(unsafe { ffi::arg(task, "task") }?.task.health()))
+}
+
 /// Why the claim was lost (an ETCDLOCK_LOST_* reason), or 0 if it was not (or NULL).
 #[no_mangle]
 pub unsafe extern "C" fn etcdlock_task_lost_reason(task: *const etcdlock_task) -> c_int {

@@ -27,6 +27,8 @@ static void wrapper_recipes(const char *eps, const std::string &base) {
         {
             etcdlock::lock leading = a.campaign(elect, "cpp-1", 10, 5000);
             EXPECT(leading.is_held() && leading.fencing_token() > 0);
+            etcdlock_health h = leading.health(); // covers: HEALTH-HANDLE-001 (through the wrapper)
+            EXPECT(h.ok && h.state == ETCDLOCK_HEALTH_HELD && h.fencing_token == leading.fencing_token());
             EXPECT(b.leader(elect, &now) && now.value == "cpp-1" && now.key == leading.key());
             EXPECT(obs.next(5000, &now) && now.present && now.revision == leading.fencing_token());
             EXPECT(leading.proclaim("cpp-2") > leading.fencing_token());
@@ -224,6 +226,7 @@ static void wrapper_tasks(const char *eps, const std::string &base) {
             EXPECT_THROWS(t.put(name + "/x", "v"), ETCDLOCK_E_INVALID_ARGUMENT); // the queue's own keys
             EXPECT(t.ack_with({etcdlock::op::put(result, "ok"), etcdlock::op::del(base + "-q-gone")}) > t.fencing_token());
             EXPECT(!t.is_held());
+            EXPECT(!t.health().ok && t.health().state == ETCDLOCK_HEALTH_RELEASED);
             EXPECT_THROWS(t.ack(), ETCDLOCK_E_NOT_HELD);
             EXPECT_THROWS(t.put(result, "late"), ETCDLOCK_E_NOT_HELD);
             EXPECT(!c.check_fence(fence));
