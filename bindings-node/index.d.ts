@@ -8,6 +8,7 @@ export type ErrorCode = import("./lib/errors.js").ErrorCode;
  */
 export type Pem = import("./lib/args.js").Pem;
 export type LostReason = import("./lib/lost.js").LostReason;
+export type Health = import("./lib/health.js").Health;
 /**
  * An election's leader as etcd has it: the candidate with the lowest create revision.
  */

@@ -78,6 +78,7 @@ module.exports = { Client, Lock, Leadership, Election, Observer, RwLock, Lease, 
  * @typedef {import('./lib/args.js').Pem} Pem
  */
 /** @typedef {import('./lib/lost.js').LostReason} LostReason */
+/** @typedef {import('./lib/health.js').Health} Health */
 /**
  * An election's leader as etcd has it: the candidate with the lowest create revision.
  * @typedef {import('./lib/recipes.js').Leader} Leader

@@ -144,6 +144,8 @@ export declare class NativeLock {
   get leaseId(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /** One call's view of the hold (core `Health`). */
+  health(): NativeHealth
   /** Calls `cb(reason)` once on the JS thread when lost; never keeps the process alive. */
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /**
@@ -174,6 +176,8 @@ export declare class NativeLockSet {
   get leaseId(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /** One call's view of the hold (core `Health`). */
+  health(): NativeHealth
   /** Calls `cb(reason)` once on the JS thread when a member is lost; never keeps the process alive. */
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /**
@@ -207,6 +211,8 @@ export declare class NativeOnceSlot {
   get fencingToken(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /** One call's view of the hold (core `Health`). */
+  health(): NativeHealth
   /** Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive. */
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /**
@@ -249,6 +255,8 @@ export declare class NativePoolHolding {
   get leaseId(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /** One call's view of the hold (core `Health`). */
+  health(): NativeHealth
   /** Calls `cb(reason)` once on the JS thread when the holding is lost; never keeps the process alive. */
   onLost(cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void): void
   /** Gives every slot back at once, fenced; the forwarder stops only when it succeeded. */
@@ -296,6 +304,8 @@ export declare class NativeTask {
   get fencingToken(): bigint
   isHeld(): boolean
   lostReason(): string | null
+  /** One call's view of the hold (core `Health`). */
+  health(): NativeHealth
   /**
    * The claim's fence in its string form (on the claim's lock, `<queue>/claim/<slot>`);
    * `NOT_HELD` once the claim ended or was lost.
@@ -406,6 +416,24 @@ export declare function grpcEndpointAddr(value: Uint8Array): string | null
  * Called once by the wrapper when it loads.
  */
 export declare function initCompletions(noop: () => unknown): void
+
+/** One call's view of a hold (core `Health`): what a readiness probe answers. */
+export interface NativeHealth {
+  /** `held`, `lost`, `released` or `idle`. */
+  state: string
+  /** Why it was lost, when `state` is `lost`. */
+  lostReason?: string
+  name: string
+  fencingToken: bigint
+  leaseId: bigint
+  /**
+   * Milliseconds, from when the view was taken, that no other client can hold it; null when
+   * another may hold it already or it was released.
+   */
+  exclusiveForMs?: number
+  /** Held, and its exclusivity not in doubt. */
+  ok: boolean
+}
 
 /** An election's leader: the candidate with the lowest create revision. */
 export interface NativeLeader {

@@ -25,6 +25,12 @@ export class Lock {
     /** Why the lock was lost, or null. @returns {LostReason | null} */
     lostReason(): LostReason | null;
     /**
+     * One call's view of the lock (`ok` while held and not in doubt): what a readiness probe
+     * answers. Local reads only.
+     * @returns {Health}
+     */
+    health(): Health;
+    /**
      * Calls `cb(reason)` once, on the JS thread, when the lock is lost (not when it is released);
      * at once if it already is. Does not keep the process alive. Returns a function that removes `cb`.
      * @param {(reason: LostReason) => void} cb
@@ -62,6 +68,7 @@ export class Lock {
     #private;
 }
 import type { LostReason } from './lost.js';
+import type { Health } from './health.js';
 import { Fence } from "./fence.js";
 import type { Bytes } from './args.js';
 import type { Lease } from './lease.js';

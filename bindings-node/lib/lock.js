@@ -6,6 +6,7 @@
 /** @import { Bytes } from './args.js' */
 /** @import { LostReason } from './lost.js' */
 /** @import { Lease } from './lease.js' */
+/** @import { Health } from './health.js' */
 
 const { fromNative } = require('./errors.js');
 const { Fence } = require('./fence.js');
@@ -14,6 +15,7 @@ const { LostCallbacks } = require('./lost.js');
 const { checkLease } = require('./lease.js');
 const internal = require('./internal.js');
 const trace = require('./trace.js');
+const { toHealth } = require('./health.js');
 
 /**
  * A held lock, from {@link Client#lock}. Release it with {@link Lock#release} (or `await using`).
@@ -72,6 +74,15 @@ class Lock {
   /** Why the lock was lost, or null. @returns {LostReason | null} */
   lostReason() {
     return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * One call's view of the lock (`ok` while held and not in doubt): what a readiness probe
+   * answers. Local reads only.
+   * @returns {Health}
+   */
+  health() {
+    return toHealth(this.#native.health());
   }
 
   /**

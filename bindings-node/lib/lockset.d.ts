@@ -81,6 +81,12 @@ export class LockSet {
     /** Why the set was lost (its first member lost), or null. @returns {LostReason | null} */
     lostReason(): LostReason | null;
     /**
+     * One call's view of the set (`ok` while held and not in doubt): what a readiness probe
+     * answers. Local reads only.
+     * @returns {Health}
+     */
+    health(): Health;
+    /**
      * Calls `cb(reason)` once, on the JS thread, when a member is lost (not when the set is
      * released); at once if it already is. Does not keep the process alive. Returns a function
      * that removes `cb`.
@@ -134,5 +140,6 @@ export function toMembers(v: unknown): SetMember[];
 export const MAX_LOCK_SET: number;
 import type { Bytes } from './args.js';
 import type { LostReason } from './lost.js';
+import type { Health } from './health.js';
 import type { Lease } from './lease.js';
 import { Fence } from "./fence.js";

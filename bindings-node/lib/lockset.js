@@ -8,6 +8,7 @@
 /** @import { Bytes } from './args.js' */
 /** @import { LostReason } from './lost.js' */
 /** @import { Lease } from './lease.js' */
+/** @import { Health } from './health.js' */
 
 const native = require('./addon.js');
 const { invalid, fromNative } = require('./errors.js');
@@ -17,6 +18,7 @@ const { Fence } = require('./fence.js');
 const { checkLease } = require('./lease.js');
 const internal = require('./internal.js');
 const trace = require('./trace.js');
+const { toHealth } = require('./health.js');
 
 /**
  * The most names a lock set may have (64, the core's `MAX_LOCK_SET`).
@@ -166,6 +168,15 @@ class LockSet {
   /** Why the set was lost (its first member lost), or null. @returns {LostReason | null} */
   lostReason() {
     return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * One call's view of the set (`ok` while held and not in doubt): what a readiness probe
+   * answers. Local reads only.
+   * @returns {Health}
+   */
+  health() {
+    return toHealth(this.#native.health());
   }
 
   /**

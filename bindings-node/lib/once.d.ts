@@ -50,6 +50,12 @@ export class OnceSlot {
     /** Why the claim was lost, or null. @returns {LostReason | null} */
     lostReason(): LostReason | null;
     /**
+     * One call's view of the claim (`ok` while held and not in doubt): what a readiness probe
+     * answers. Local reads only.
+     * @returns {Health}
+     */
+    health(): Health;
+    /**
      * Calls `cb(reason)` once, on the JS thread, when the claim is lost while the job runs
      * (another trigger may run the job now; not when it is done or released); at once if it
      * already is. Does not keep the process alive. Returns a function that removes `cb`.
@@ -89,3 +95,4 @@ export function checkOnce(name: unknown, options: unknown, defaultTtl: number): 
     keepPeriods: number;
 };
 import type { LostReason } from './lost.js';
+import type { Health } from './health.js';

@@ -7,12 +7,14 @@
 
 /** @import { Client } from './client.js' */
 /** @import { LostReason } from './lost.js' */
+/** @import { Health } from './health.js' */
 
 const native = require('./addon.js');
 const { invalid, fromNative } = require('./errors.js');
 const { describe, toBytes, toOptions } = require('./args.js');
 const { LostCallbacks } = require('./lost.js');
 const internal = require('./internal.js');
+const { toHealth } = require('./health.js');
 
 /**
  * Options of {@link Client#once}.
@@ -83,6 +85,15 @@ class OnceSlot {
   /** Why the claim was lost, or null. @returns {LostReason | null} */
   lostReason() {
     return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * One call's view of the claim (`ok` while held and not in doubt): what a readiness probe
+   * answers. Local reads only.
+   * @returns {Health}
+   */
+  health() {
+    return toHealth(this.#native.health());
   }
 
   /**

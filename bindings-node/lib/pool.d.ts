@@ -194,6 +194,12 @@ export class PoolHolding {
     /** Why the holding was lost, or null. @returns {LostReason | null} */
     lostReason(): LostReason | null;
     /**
+     * One call's view of the holding (`ok` while held and not in doubt): what a readiness probe
+     * answers. Local reads only.
+     * @returns {Health}
+     */
+    health(): Health;
+    /**
      * Calls `cb(reason)` once, on the JS thread, when the holding is lost (its lease ended: stop
      * using the slots; not when it is released); at once if it already is. Does not keep the
      * process alive. Returns a function that removes `cb`.
@@ -245,4 +251,5 @@ export const MAX_POOL_SLOTS: number;
  */
 export const MAX_POOL_COUNT: number;
 import type { LostReason } from './lost.js';
+import type { Health } from './health.js';
 import { Fence } from "./fence.js";

@@ -7,6 +7,7 @@
 
 /** @import { Client } from './client.js' */
 /** @import { LostReason } from './lost.js' */
+/** @import { Health } from './health.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -16,6 +17,7 @@ const { LostCallbacks } = require('./lost.js');
 const { Fence } = require('./fence.js');
 const internal = require('./internal.js');
 const trace = require('./trace.js');
+const { toHealth } = require('./health.js');
 
 /** TTL in seconds of the lease a pool's slots are held on, when `pool()` is not given `ttl` (the core's default). */
 const DEFAULT_POOL_TTL = 10;
@@ -142,6 +144,15 @@ class PoolHolding {
   /** Why the holding was lost, or null. @returns {LostReason | null} */
   lostReason() {
     return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * One call's view of the holding (`ok` while held and not in doubt): what a readiness probe
+   * answers. Local reads only.
+   * @returns {Health}
+   */
+  health() {
+    return toHealth(this.#native.health());
   }
 
   /**

@@ -150,6 +150,12 @@ export class Task {
     /** Why the claim was lost, or null. @returns {LostReason | null} */
     lostReason(): LostReason | null;
     /**
+     * One call's view of the claim (`ok` while held and not in doubt): what a readiness probe
+     * answers. Local reads only.
+     * @returns {Health}
+     */
+    health(): Health;
+    /**
      * Calls `cb(reason)` once, on the JS thread, when the claim is lost (not when it is acked or
      * nacked); at once if it already is. Does not keep the process alive. Returns a function that
      * removes `cb`.
@@ -281,4 +287,5 @@ export function checkQueue(name: unknown, options: unknown, defaultTtl: number):
 export const MAX_TASK_PAYLOAD_LEN: number;
 import type { Bytes } from './args.js';
 import type { LostReason } from './lost.js';
+import type { Health } from './health.js';
 import { Fence } from "./fence.js";

@@ -7,6 +7,7 @@
 /** @import { Client } from './client.js' */
 /** @import { Bytes } from './args.js' */
 /** @import { LostReason } from './lost.js' */
+/** @import { Health } from './health.js' */
 
 const native = require('./addon.js');
 const log = require('../log.js');
@@ -16,6 +17,7 @@ const { describe, toBytes, toOptions, toMillis, toSignal } = require('./args.js'
 const { LostCallbacks } = require('./lost.js');
 const internal = require('./internal.js');
 const trace = require('./trace.js');
+const { toHealth } = require('./health.js');
 
 /** Deliveries of an item before it goes to the dead letters, when `queue()` is not given `maxAttempts`. */
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -213,6 +215,15 @@ class Task {
   /** Why the claim was lost, or null. @returns {LostReason | null} */
   lostReason() {
     return /** @type {LostReason | null} */ (this.#native.lostReason());
+  }
+
+  /**
+   * One call's view of the claim (`ok` while held and not in doubt): what a readiness probe
+   * answers. Local reads only.
+   * @returns {Health}
+   */
+  health() {
+    return toHealth(this.#native.health());
   }
 
   /**

@@ -14,6 +14,7 @@ mod client;
 mod election;
 mod error;
 mod follow;
+mod health;
 mod lease;
 mod lock;
 mod lockset;

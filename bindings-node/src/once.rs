@@ -102,6 +102,12 @@ impl NativeOnceSlot {
         self.slot.lost_reason().map(|r| r.as_str().to_string())
     }
 
+    /// One call's view of the hold (core `Health`).
+    #[napi]
+    pub fn health(&self) -> crate::health::NativeHealth {
+        crate::health::to_js(self.slot.health())
+    }
+
     /// Calls `cb(reason)` once on the JS thread when the claim is lost; never keeps the process alive.
     #[napi(ts_args_type = "cb: (reason: 'expired' | 'revoked' | 'key_deleted' | 'closed') => void")]
     pub fn on_lost(&self, cb: LostCallback) {

@@ -192,6 +192,12 @@ impl NativeTask {
         self.task.lost_reason().map(|r| r.as_str().to_string())
     }
 
+    /// One call's view of the hold (core `Health`).
+    #[napi]
+    pub fn health(&self) -> crate::health::NativeHealth {
+        crate::health::to_js(self.task.health())
+    }
+
     /// The claim's fence in its string form (on the claim's lock, `<queue>/claim/<slot>`);
     /// `NOT_HELD` once the claim ended or was lost.
     #[napi]
