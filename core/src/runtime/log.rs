@@ -90,14 +90,14 @@ impl LogLevel {
 /// A field's value, typed where the event gave a number or a flag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogValue {
-    /// An unsigned number: a fencing token, a lease ID, a duration in milliseconds.
+    /// An unsigned number: a duration in milliseconds (`held_ms`), a count.
     U64(u64),
-    /// A signed number: a revision, or any value the event recorded as signed.
+    /// A signed number: a fencing token, a revision (etcd's are signed 64-bit).
     I64(i64),
     /// A flag.
     Bool(bool),
-    /// Text: a lock name, a reason such as `key_deleted`, or any other value as it prints
-    /// (`Debug` formatting), so a sink never loses a field for its type.
+    /// Text: a lock name, a lease ID in hex, a reason such as `key_deleted`, an error, or any
+    /// other value as it prints, so that a sink never loses a field for its type.
     Str(String),
 }
 

@@ -23,8 +23,9 @@ pub struct WatchEvent {
 }
 
 impl WatchEvent {
-    /// The revision of the change (`kv.mod_revision`): resume a watch from this + 1 to get
-    /// what follows it and nothing twice.
+    /// The revision of the change (`kv.mod_revision`). The changes of one transaction share
+    /// it: a watch resumed from the revision + 1 of the last change handled gets what follows
+    /// and nothing twice only once every change of that revision was handled.
     pub fn revision(&self) -> i64 {
         self.kv.mod_revision
     }

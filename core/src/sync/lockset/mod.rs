@@ -61,8 +61,8 @@ pub enum SetMode {
 pub struct SetMember {
     /// The lock name, as [`Client::mutex`] and the other recipes take it.
     pub name: Vec<u8>,
-    /// How the set holds it; every other user of the name must use it the same way (a name
-    /// used as a mutex here and as a semaphore elsewhere does not exclude).
+    /// How the set holds it. Every participant of the name must use the same recipe for it,
+    /// in a set or not (a semaphore's with the same number of permits).
     pub mode: SetMode,
 }
 
