@@ -13,6 +13,7 @@ mod cache;
 mod callback;
 mod client;
 mod follow;
+mod health;
 mod inspect;
 mod kv;
 mod lease;

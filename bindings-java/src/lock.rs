@@ -159,6 +159,15 @@ pub extern "system" fn Java_io_etcdlock_Native_guardLostReason<'l>(mut env: JNIE
     })
 }
 
+/// One call's view of the hold (core `Health`), as an `io.etcdlock.Health`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_guardHealth<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jni::sys::jobject {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let health = guard(h)?.guard.health();
+        crate::health::to_java(env, health)
+    })
+}
+
 /// The acquisition's fence in its string form (`etcdlock-fence.v1.q.<cluster hex>.<token>.<name
 /// hex>`; the first fence of a client reads the cluster's ID). NOT_HELD once released.
 #[no_mangle]

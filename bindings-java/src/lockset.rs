@@ -176,6 +176,15 @@ pub extern "system" fn Java_io_etcdlock_Native_lockSetHeldLostReason<'l>(mut env
     })
 }
 
+/// One call's view of the hold (core `Health`), as an `io.etcdlock.Health`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_lockSetHeldHealth<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jni::sys::jobject {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let health = held(h)?.guard.health();
+        crate::health::to_java(env, health)
+    })
+}
+
 /// Calls `sink.lost(reason)` (on a runtime thread) once any member is lost, not when the set is
 /// released. NOT_HELD once it was.
 #[no_mangle]

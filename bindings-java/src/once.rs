@@ -84,6 +84,15 @@ pub extern "system" fn Java_io_etcdlock_Native_slotLostReason<'l>(mut env: JNIEn
     })
 }
 
+/// One call's view of the hold (core `Health`), as an `io.etcdlock.Health`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_slotHealth<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jni::sys::jobject {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let health = slot(h)?.slot.health();
+        crate::health::to_java(env, health)
+    })
+}
+
 /// Calls `sink.lost(reason)` once the claim is lost while the job runs. NOT_HELD once the slot
 /// was done or released.
 #[no_mangle]

@@ -299,6 +299,15 @@ pub extern "system" fn Java_io_etcdlock_Native_poolHeldLostReason<'l>(mut env: J
     })
 }
 
+/// One call's view of the hold (core `Health`), as an `io.etcdlock.Health`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_poolHeldHealth<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jni::sys::jobject {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let health = held(h)?.guard.health();
+        crate::health::to_java(env, health)
+    })
+}
+
 /// Calls `sink.lost(reason)` (on a runtime thread) once the holding is lost, not when it is
 /// released. NOT_HELD once it was.
 #[no_mangle]

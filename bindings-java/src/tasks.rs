@@ -260,6 +260,15 @@ pub extern "system" fn Java_io_etcdlock_Native_taskLostReason<'l>(mut env: JNIEn
     })
 }
 
+/// One call's view of the hold (core `Health`), as an `io.etcdlock.Health`.
+#[no_mangle]
+pub extern "system" fn Java_io_etcdlock_Native_taskHealth<'l>(mut env: JNIEnv<'l>, _: JClass<'l>, h: jlong) -> jni::sys::jobject {
+    entry(&mut env, std::ptr::null_mut(), |env| {
+        let health = task(h)?.task.health();
+        crate::health::to_java(env, health)
+    })
+}
+
 /// Calls `sink.lost(reason)` (on a runtime thread) once the claim is lost, not when the task is
 /// acked or nacked. NOT_HELD once it was.
 #[no_mangle]

@@ -50,6 +50,16 @@ public final class Leadership implements AutoCloseable {
     }
 
     /**
+     * One call's view of this term ({@code ok()} while leading and not in doubt): what a
+     * readiness probe answers, "this pod is the leader". Local reads only.
+     *
+     * @return the view, taken now ({@code released} once resigned)
+     */
+    public Health health() {
+        return guard.health();
+    }
+
+    /**
      * Calls {@code callback} with the reason once leadership is lost (not when resigned), on an
      * etcdlock callback thread; at once if lost already.
      *

@@ -87,6 +87,20 @@ public final class LockGuard implements AutoCloseable {
     }
 
     /**
+     * One call's view of the lock ({@code ok()} while held and not in doubt): what a readiness
+     * probe answers. Local reads only. Once closed (its native handle freed) it reads released.
+     *
+     * @return the view, taken now
+     */
+    public Health health() {
+        try {
+            return handle.with(Native::guardHealth);
+        } catch (ClosedException e) {
+            return Health.released(name, fencingToken, leaseId);
+        }
+    }
+
+    /**
      * Writes {@code value} at {@code key} only while this lock is held: etcd checks that the
      * lock's key is still this holder's in the same transaction as the write.
      *

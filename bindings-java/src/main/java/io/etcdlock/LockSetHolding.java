@@ -92,6 +92,20 @@ public final class LockSetHolding implements AutoCloseable {
     }
 
     /**
+     * One call's view of the set ({@code ok()} while held and not in doubt; the name is the member names joined by {@code ,}):
+     * what a readiness probe answers. Local reads only. Once closed (its native handle freed) it reads released.
+     *
+     * @return the view, taken now
+     */
+    public Health health() {
+        try {
+            return handle.with(Native::lockSetHeldHealth);
+        } catch (ClosedException e) {
+            return Health.released(String.join(",", names), fencingToken, leaseId);
+        }
+    }
+
+    /**
      * Calls {@code callback} with the reason once any member is lost (stop: the set no longer
      * holds), not when the set is released; on an etcdlock callback thread, at once if it is lost
      * already. Callbacks never run after {@link #release}.

@@ -98,6 +98,8 @@ final class Native {
 
     static native String guardLostReason(long guard);
 
+    static native Health guardHealth(long guard);
+
     static native long guardPut(long guard, byte[] key, byte[] value);
 
     /** The acquisition's fence in its string form; NOT_HELD once released. */
@@ -211,6 +213,8 @@ final class Native {
 
     static native String taskLostReason(long task);
 
+    static native Health taskHealth(long task);
+
     static native void taskOnLost(long task, LostSink sink);
 
     static native long taskPut(long task, byte[] key, byte[] value);
@@ -234,6 +238,8 @@ final class Native {
     static native boolean slotIsHeld(long slot);
 
     static native String slotLostReason(long slot);
+
+    static native Health slotHealth(long slot);
 
     static native void slotOnLost(long slot, LostSink sink);
 
@@ -280,6 +286,8 @@ final class Native {
 
     static native String poolHeldLostReason(long held);
 
+    static native Health poolHeldHealth(long held);
+
     static native void poolHeldOnLost(long held, LostSink sink);
 
     /** Fenced by every slot of the holding: the revision. */
@@ -313,6 +321,8 @@ final class Native {
     static native boolean lockSetHeldIsReleased(long held);
 
     static native String lockSetHeldLostReason(long held);
+
+    static native Health lockSetHeldHealth(long held);
 
     static native void lockSetHeldOnLost(long held, LostSink sink);
 

@@ -22,6 +22,8 @@ public final class OnceSlot implements AutoCloseable {
     private final EtcdLockClient client;
     private final long slot;
     private final long fencingToken;
+    /** The claim's view when it was made: its lock's name and lease, for {@link #health} once closed. */
+    private final Health claimed;
     private final LostSink lost = new LostSink();
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -32,6 +34,7 @@ public final class OnceSlot implements AutoCloseable {
         this.client = client;
         this.slot = handle.with(Native::slotIndex);
         this.fencingToken = handle.with(Native::slotFencingToken);
+        this.claimed = handle.with(Native::slotHealth);
     }
 
     /** @return the job's name */
@@ -64,6 +67,20 @@ public final class OnceSlot implements AutoCloseable {
             return Optional.ofNullable(handle.with(Native::slotLostReason));
         } catch (ClosedException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * One call's view of the claim ({@code ok()} while held and not in doubt; the name is the slot's lock, {@code <job>/slot/<n>}):
+     * what a readiness probe answers. Local reads only. Once closed (its native handle freed) it reads released.
+     *
+     * @return the view, taken now
+     */
+    public Health health() {
+        try {
+            return handle.with(Native::slotHealth);
+        } catch (ClosedException e) {
+            return Health.released(claimed.name(), fencingToken, claimed.leaseId());
         }
     }
 

@@ -110,6 +110,20 @@ public final class PoolHolding implements AutoCloseable {
     }
 
     /**
+     * One call's view of the holding ({@code ok()} while held and not in doubt; the name is the pool's):
+     * what a readiness probe answers. Local reads only. Once closed (its native handle freed) it reads released.
+     *
+     * @return the view, taken now
+     */
+    public Health health() {
+        try {
+            return handle.with(Native::poolHeldHealth);
+        } catch (ClosedException e) {
+            return Health.released(pool.name(), fencingToken, leaseId);
+        }
+    }
+
+    /**
      * Calls {@code callback} with the reason once the holding is lost (stop using the slots), not
      * when it is released; on an etcdlock callback thread, at once if it is lost already.
      *

@@ -31,6 +31,8 @@ public final class Task implements AutoCloseable {
     private final int priority;
     private final int attempts;
     private final long fencingToken;
+    /** The claim's view when it was made: its lock's name and lease, for {@link #health} once closed. */
+    private final Health claimed;
     private final LostSink lost = new LostSink();
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -43,6 +45,7 @@ public final class Task implements AutoCloseable {
         this.priority = handle.with(Native::taskPriority);
         this.attempts = handle.with(Native::taskAttempts);
         this.fencingToken = handle.with(Native::taskFencingToken);
+        this.claimed = handle.with(Native::taskHealth);
     }
 
     /** @return the item's id */
@@ -117,6 +120,20 @@ public final class Task implements AutoCloseable {
             return Optional.ofNullable(handle.with(Native::taskLostReason));
         } catch (ClosedException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * One call's view of the claim ({@code ok()} while held and not in doubt; the name is its lock's, {@code <queue>/claim/<slot>}):
+     * what a readiness probe answers. Local reads only. Once closed (its native handle freed) it reads released.
+     *
+     * @return the view, taken now
+     */
+    public Health health() {
+        try {
+            return handle.with(Native::taskHealth);
+        } catch (ClosedException e) {
+            return Health.released(claimed.name(), fencingToken, claimed.leaseId());
         }
     }
 
