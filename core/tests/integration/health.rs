@@ -135,3 +135,38 @@ async fn a_pool_and_a_lock_set_read_lost_once_their_signal_fired() {
     other.close().await;
     client.close().await;
 }
+
+#[path = "../../examples/readiness_probe.rs"]
+#[allow(dead_code)]
+mod readiness_probe;
+
+/// One `GET path` to 127.0.0.1:`port`: the status code and the body.
+fn get(port: u16, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out[9..12].parse().unwrap();
+    (status, out.split("\r\n\r\n").nth(1).unwrap_or("").to_string())
+}
+
+// covers: HEALTH-HANDLE-001
+#[tokio::test]
+async fn the_readiness_probe_example_says_200_while_leading_then_503() {
+    let client = client().await;
+    let name = prefix("health-probe") + "leader";
+    let leadership = std::sync::Arc::new(client.election(name, 10).unwrap().campaign("me").await.unwrap());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let probe = leadership.clone();
+    readiness_probe::serve(listener, move || probe.health());
+    let (status, body) = tokio::task::spawn_blocking(move || get(port, "/readyz")).await.unwrap();
+    assert_eq!((status, body.starts_with("held")), (200, true), "{body}");
+    client.delete(leadership.key()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), leadership.lost().wait()).await.expect("lost within 5 s");
+    let (status, body) = tokio::task::spawn_blocking(move || get(port, "/readyz")).await.unwrap();
+    assert_eq!((status, body), (503, format!("lost key_deleted token={}\n", leadership.fencing_token())));
+    client.close().await;
+}
