@@ -127,13 +127,13 @@ impl OnceSlot {
     pub fn lost_reason(&self) -> Option<LostReason> {
         self.guard.lost_reason()
     }
-    /// Fires once if the claim is lost while the job runs (another trigger may run it now).
-    pub fn lost(&self) -> LostSignal {
     /// One call's view of the claim (see [`LockGuard::health`]): `Released` once done or
     /// released; the name is the slot's lock, `<job>/slot/<n>`.
     pub fn health(&self) -> crate::Health {
         self.guard.health()
     }
+    /// Fires once if the claim is lost while the job runs (another trigger may run it now).
+    pub fn lost(&self) -> LostSignal {
         self.guard.lost()
     }
     /// The moment by which the job must have stopped, as a lock guard's
