@@ -2,6 +2,8 @@
 # Install the native tools that the tests need:
 #   - etcd 3.5 + etcdctl (+ etcdutl), linked into <repo>/.tools/bin/
 #   - the openssl CLI (the TLS tests make throwaway certificates with it)
+#   - zig and cargo-zigbuild, the workspace's linker (scripts/zig-cc.sh: glibc 2.17),
+#     and auditwheel, in .tools/py-build (PyPI)
 # The build needs no protoc: the etcd protos' Rust code is checked in
 # (third_party/etcd-client/PATCHED.md).
 #
@@ -58,6 +60,28 @@ fi
 # The C suite builds examples/fence_pg.c against libpq (its headers and pkg-config file).
 if ! { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } && ! [ -f /usr/include/postgresql/libpq-fe.h ]; then
   apt_install libpq-dev || log "warning: libpq-dev could not be installed (the C suite's fencing example will fail)"
+fi
+
+# ----------------------------------------------------- build tools (PyPI) ----
+# The workspace's linker (scripts/zig-cc.sh, .cargo/config.toml) is zig's cc with glibc 2.17 as the
+# target, through cargo-zigbuild; the packaging test reads the wheel's tag back with auditwheel.
+# All three in a venv of their own: no system Python is changed (PEP 668 or not).
+PY_BUILD="$TOOLS/py-build"
+PY_BUILD_PKGS=(ziglang==0.17.1 cargo-zigbuild==0.24.1 auditwheel==6.8.2)
+py_build_ok() {
+  [ -x "$PY_BUILD/bin/cargo-zigbuild" ] && [ -x "$PY_BUILD/bin/auditwheel" ] \
+    && "$PY_BUILD/bin/python3" -c 'import ziglang' 2>/dev/null
+}
+if ! py_build_ok; then
+  log "python3 -m venv $PY_BUILD; pip install ${PY_BUILD_PKGS[*]}"
+  python3 -m venv "$PY_BUILD" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  out="$(mktemp)"
+  if ! "$PY_BUILD/bin/python3" -m pip install --quiet --disable-pip-version-check "${PY_BUILD_PKGS[@]}" >"$out" 2>&1; then
+    cat "$out" >&2; rm -f "$out"
+    die "pip install ${PY_BUILD_PKGS[*]} failed: every build links through zig (scripts/zig-cc.sh)"
+  fi
+  rm -f "$out"
+  py_build_ok || die "$PY_BUILD has no cargo-zigbuild or auditwheel after pip install"
 fi
 
 # ------------------------------------------------------------------ etcd ----

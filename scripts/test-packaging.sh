@@ -20,6 +20,9 @@
 #     on its class path (slf4j-api is optional: not there); its -sources and -javadoc jars, its
 #     manifest and pom; the consumer again on JDK 25 with and without --enable-native-access,
 #     and with an unwritable java.io.tmpdir, another architecture, musl (tests/packaging/java.sh);
+#   - every binary in every artifact (the wheel's extension, the addon, the jar's JNI library, the
+#     C library, the command line) needs glibc 2.17 at most (tests/packaging/glibc.py: the newest
+#     GLIBC_ symbol version), and the wheel is tagged manylinux_2_17 and says so to auditwheel;
 #   - in every artifact, LICENSE, THIRD-PARTY-LICENSES and NOTICE, and every crate of the graph
 #     of the crate the artifact is built from named in the THIRD-PARTY-LICENSES it ships
 #     (tests/packaging/notices.py; mimalloc's C code too, in the Node addon).
@@ -70,6 +73,17 @@ size_ok() { # size_ok NAME FILE: under max_mb
     bytes=$(stat -c %s "$2")
     echo "   $1: $(awk -v b="$bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }') ($2)"
     if [ "$bytes" -lt $((max_mb * 1000 * 1000)) ]; then ok "$1 is under $max_mb MB"; else fail "$1 is $bytes bytes (over $max_mb MB)"; fi
+}
+
+# The release artifacts are linked for glibc 2.17 (scripts/zig-cc.sh): no binary in them may need
+# a newer glibc symbol version.
+glibc_floor=2.17
+glibc_ok() { # glibc_ok NAME ARTIFACT...
+    local name="$1"
+    shift
+    check "$name: every binary needs glibc $glibc_floor at most (newest GLIBC_ symbol version)" \
+        "$PY" tests/packaging/glibc.py --max "$glibc_floor" "$@"
+    "$PY" tests/packaging/glibc.py --max "$glibc_floor" "$@" 2>/dev/null | sed 's/^/   /' || true
 }
 
 # Stubs that stand in for the toolchain: whatever calls them fails, and the call is logged.
@@ -185,29 +199,14 @@ if [ -f "$wheel" ]; then
     echo "== Packaging: Python wheel $(basename "$wheel")"
     size_ok "wheel" "$wheel"
     case "$(basename "$wheel")" in
-        *-cp39-abi3-manylinux_*) ok "wheel is abi3 (cp39) with a manylinux tag" ;;
-        *) fail "wheel tag: $(basename "$wheel") (want cp39-abi3-manylinux_*)" ;;
+        *-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl) ok "wheel is abi3 (cp39), tagged manylinux2014 and manylinux_2_17" ;;
+        *) fail "wheel tag: $(basename "$wheel") (want cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64)" ;;
     esac
-    # The manylinux tag must not promise an older glibc than the extension needs (what
-    # auditwheel checks): the newest GLIBC_x.y symbol version it references.
-    check "wheel's manylinux tag is honest (no GLIBC symbol newer than the tag)" "$PY" - "$wheel" <<'EOF'
-import re, subprocess, sys, tempfile, zipfile
-whl = sys.argv[1]
-tag = re.search(r"manylinux_(\d+)_(\d+)_", whl)
-with zipfile.ZipFile(whl) as z, tempfile.TemporaryDirectory() as d:
-    names = [n for n in z.namelist() if n.endswith(".so")]
-    assert names, "no extension module in the wheel"
-    assert any(n.startswith("etcdlock-") and "/licenses/LICENSE" in n for n in z.namelist()), "no LICENSE"
-    need = (0, 0)
-    for n in names:
-        z.extract(n, d)
-        syms = subprocess.run(["objdump", "-T", f"{d}/{n}"], check=True, capture_output=True, text=True).stdout
-        for m in re.finditer(r"GLIBC_(\d+)\.(\d+)", syms):
-            need = max(need, (int(m[1]), int(m[2])))
-have = (int(tag[1]), int(tag[2]))
-print(f"tag glibc {have}, needs glibc {need}")
-sys.exit(0 if need <= have else 1)
-EOF
+    glibc_ok "wheel" "$wheel"
+    # auditwheel (PyPI's own checker, in .tools/py-build) reads the tag back from the symbols: the
+    # tag must not promise an older glibc than the extension needs.
+    check "auditwheel show: the wheel is consistent with manylinux_2_17_x86_64" bash -c "
+        '$root/.tools/py-build/bin/auditwheel' show '$wheel' | tr -s ' \n' ' ' | grep -q 'consistent with the following platform tag: \"manylinux_2_17_x86_64\"'"
     wheel_notices wheel "$wheel"
     wheel_test wheel "$wheel"
 fi
@@ -216,6 +215,7 @@ fi
 if [ -f "$tgz" ]; then
     echo "== Packaging: npm tarball $(basename "$tgz")"
     size_ok "npm tarball" "$tgz"
+    glibc_ok "npm tarball" "$tgz"
     tar tzf "$tgz" >"$tmp/tgz.list"
     check "npm tarball holds prebuilds/<platform>/etcdlock.node, LICENSE, no Rust sources" \
         bash -c "grep -q '^package/prebuilds/linux-x64-gnu/etcdlock.node$' '$tmp/tgz.list' && grep -q '^package/LICENSE$' '$tmp/tgz.list' \
@@ -263,6 +263,7 @@ cli_tgz="$(ls "$dist"/etcdlock-cli-"$version"-*.tar.gz 2>/dev/null | head -1 || 
 if [ -f "$cli_tgz" ]; then
     echo "== Packaging: command line $(basename "$cli_tgz")"
     size_ok "etcdlock-cli tarball" "$cli_tgz"
+    glibc_ok "etcdlock-cli tarball" "$cli_tgz"
     mkdir -p "$tmp/cli-root"
     tar -C "$tmp/cli-root" -xzf "$cli_tgz"
     cli_bin="$(ls "$tmp"/cli-root/etcdlock-cli-*/bin/etcdlock)"
@@ -323,6 +324,7 @@ check "SONAME is libetcdlock.so.$abi (readelf -d)" bash -c "readelf -d '$lib/lib
 check "the .pc files name the install prefix, not DESTDIR, and set no rpath" bash -c "
     grep -q '^prefix=/opt/etcdlock$' '$lib/pkgconfig/etcdlock.pc' && ! grep -q rpath '$lib/pkgconfig/'*.pc && ! grep -q '$stage' '$lib/pkgconfig/'*.pc"
 size_ok "libetcdlock.so" "$lib/libetcdlock.so.$version"
+glibc_ok "libetcdlock.so" "$lib/libetcdlock.so.$version"
 check "install.sh --uninstall with DESTDIR removes every file" bash -c "
     DESTDIR='$stage' bash bindings-c/install.sh --uninstall --prefix /opt/etcdlock >/dev/null && [ -z \"\$(find '$stage' ! -type d)\" ]"
 
@@ -398,7 +400,10 @@ if [ -f "$sdist" ]; then
     done
     echo "== Packaging: copied target/release for the sdist's build in $((SECONDS - t0)) s"
     t0=$SECONDS
+    # The workspace's linker (.cargo/config.toml is not in the sdist: a user's build links with the
+    # system's), given here so that the copied units are reused: cargo's fingerprints include it.
     if (cd "$sbuild" && env -u PROTOC PATH="$stubs/protoc-only:$PATH" CARGO_TARGET_DIR="$starget" \
+            CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER="$root/scripts/zig-cc.sh" \
             timeout 2400 "$PY" -m pip wheel -v --no-deps --wheel-dir "$sbuild/wheel" "./etcdlock-$version") >"$tmp/sdist.log" 2>&1; then
         ok "sdist builds into a wheel ($((SECONDS - t0)) s)"
     else

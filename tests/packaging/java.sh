@@ -7,6 +7,7 @@ if [ -f "$jar" ]; then
     echo "== Packaging: Java jar $(basename "$jar")"
     t0=$SECONDS
     size_ok "jar" "$jar"
+    glibc_ok "jar" "$jar"
     unzip -l "$jar" >"$tmp/jar.list"
     check "jar holds META-INF/native/linux-x86_64/libetcdlock_jni.so, the classes, its pom and META-INF/{LICENSE,THIRD-PARTY-LICENSES,NOTICE}; no test classes" bash -c "
         grep -q ' META-INF/native/linux-x86_64/libetcdlock_jni.so\$' '$tmp/jar.list' && grep -q ' io/etcdlock/EtcdLockClient.class\$' '$tmp/jar.list' \
