@@ -9,7 +9,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$root"
-[ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
+[ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] && [ -x .tools/py-build/bin/cargo-zigbuild ] || bash scripts/install-deps.sh
 # tests/test_fence_pg.py starts a throwaway PostgreSQL (tests/pg_harness.py): Debian's server.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || bash scripts/install-deps.sh
 # The C toolchain pieces this suite needs, from Debian's packages when missing.

@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$root"
-[ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] || bash scripts/install-deps.sh
+[ -x .tools/bin/etcd ] && [ -x .tools/bin/etcdctl ] && [ -x .tools/py-build/bin/cargo-zigbuild ] || bash scripts/install-deps.sh
 # JdbcFenceTest starts a throwaway PostgreSQL itself (tests/pg_harness.py); install-deps.sh
 # installs Debian's when missing.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || bash scripts/install-deps.sh

@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 REPO="$(cd .. && pwd)"
 
 # etcd/etcdctl for the tests (scripts/test.sh has installed them already when it calls us).
-[ -x "$REPO/.tools/bin/etcd" ] || [ -n "${ETCD_BIN:-}" ] || bash "$REPO/scripts/install-deps.sh"
+{ { [ -x "$REPO/.tools/bin/etcd" ] || [ -n "${ETCD_BIN:-}" ]; } && [ -x "$REPO/.tools/py-build/bin/cargo-zigbuild" ]; } || bash "$REPO/scripts/install-deps.sh"
 
 echo "== Node: npm install (builds etcdlock.node from source when missing)"
 npm install --no-audit --no-fund

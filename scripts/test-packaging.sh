@@ -36,7 +36,7 @@ only="${1:-all}"
 case "$only" in all|java|c) ;; *) echo "usage: scripts/test-packaging.sh [java|c]" >&2; exit 2 ;; esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-[ -x .tools/bin/etcd ] || bash scripts/install-deps.sh
+[ -x .tools/bin/etcd ] && [ -x .tools/py-build/bin/cargo-zigbuild ] || bash scripts/install-deps.sh
 PY="${PYTHON:-python3}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)"
