@@ -366,14 +366,8 @@ class AsyncLock(LockView):
         if self._hold is not None:
             reason = self.lost_reason
             self._hold.end("released" if reason is None else "lost", reason)
-        try:
+        with _trace.Releasing(span):
             await _run(self._n.release())
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     async def fence(self) -> "Fence":
         """The holding acquisition's ``etcdlock.fencing.Fence`` (see ``Lock.fence``);

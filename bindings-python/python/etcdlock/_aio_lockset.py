@@ -50,14 +50,8 @@ class AsyncLockSet(LockSetView):
     async def release(self) -> None:
         """Releases every member in one transaction; ``NotHeld`` if not held or a member was lost."""
         span = self._release_span()
-        try:
+        with _trace.Releasing(span):
             await _run(self._n.release())
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     async def fence(self, name: BytesLike) -> "Fence":
         """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (see

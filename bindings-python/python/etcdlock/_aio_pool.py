@@ -28,14 +28,8 @@ class AsyncPoolHolding(HoldingView):
     async def release(self) -> None:
         """Gives every slot back at once, fenced (see ``PoolHolding.release``)."""
         span = self._release_span()
-        try:
+        with _trace.Releasing(span):
             await _run(self._n.release())
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     async def fence(self, slot: str) -> "Fence":
         """Slot ``slot``'s ``etcdlock.fencing.Fence`` (see ``PoolHolding.fence``); ``ValueError``

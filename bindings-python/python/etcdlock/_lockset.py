@@ -210,14 +210,8 @@ class LockSet(LockSetView):
         """Releases every member in one transaction (each key deleted only if still this
         set's). ``NotHeld`` if not held, or if a member was lost (the other keys go anyway)."""
         span = self._release_span()
-        try:
+        with _trace.Releasing(span):
             self._n.release().wait()
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     def fence(self, name: BytesLike) -> "Fence":
         """Member ``name``'s ``etcdlock.fencing.Fence`` at the set's token (its queue key's

@@ -155,14 +155,8 @@ class PoolHolding(HoldingView):
         """Gives every slot back at once (each free for the next request), fenced. ``NotHeld``
         if already released or lost."""
         span = self._release_span()
-        try:
+        with _trace.Releasing(span):
             self._n.release().wait()
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     def fence(self, slot: str) -> "Fence":
         """The ``etcdlock.fencing.Fence`` of slot ``slot`` of this holding (kind ``"k"``: the

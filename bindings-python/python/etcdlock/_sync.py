@@ -406,14 +406,8 @@ class Lock(LockView):
         if self._hold is not None:
             reason = self.lost_reason
             self._hold.end("released" if reason is None else "lost", reason)
-        try:
+        with _trace.Releasing(span):
             self._n.release().wait()
-        except BaseException as e:
-            if span is not None:
-                _trace.released(span, e)
-            raise
-        if span is not None:
-            _trace.released(span, None)
 
     def fence(self) -> "Fence":
         """The holding acquisition's ``etcdlock.fencing.Fence`` (the lock's name, the fencing

@@ -150,6 +150,24 @@ def released(span: Any, e: Optional[BaseException]) -> None:
     span.end()
 
 
+class Releasing:
+    """``with _trace.Releasing(span): <the release>``: ends a release span (``None``: nothing to
+    do) with the release's outcome, its error if it raised."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Any) -> None:
+        self.span = span
+
+    def __enter__(self) -> "Releasing":
+        return self
+
+    def __exit__(self, typ: Any, e: Optional[BaseException], tb: Any) -> bool:
+        if self.span is not None:
+            released(self.span, e)
+        return False
+
+
 class Call:
     """One call's span (a claim, an ack, a registration); ``None`` from ``begin`` without
     OpenTelemetry or when the span would not record."""
