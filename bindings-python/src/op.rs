@@ -82,13 +82,13 @@ impl Op {
         let mut task = runtime::Blocking::start(self.take()?).map_err(to_py)?;
         let slice = is_main_thread().then_some(SIGNAL_POLL);
         loop {
-            if let Some(outcome) = py.detach(|| task.wait(slice)).map_err(to_py)? {
+            if let Some(outcome) = py.detach(|| exiting_parks(task.wait(slice))).map_err(to_py)? {
                 return outcome.map_err(to_py).and_then(|convert| convert(py));
             }
             if let Err(interrupt) = py.check_signals() {
                 if let Some(cancel) = &self.cancel {
                     cancel.cancel();
-                    let outcome = py.detach(|| task.wait(None));
+                    let outcome = py.detach(|| exiting_parks(task.wait(None)));
                     let undo = self.undo.lock().unwrap().take();
                     if let (Ok(Some(Ok(_))), Some(undo)) = (outcome, undo) {
                         let _ = py.detach(|| runtime::block_on(undo()));
@@ -122,6 +122,22 @@ impl Op {
             value(())
         }))
     }
+}
+
+/// Returns `r`, unless the exit hook has run (`SHUT_DOWN`): then this thread never returns to
+/// Python. Python is finalizing by the time a call the hook's close woke would take the GIL
+/// back, and CPython (3.13 and older) ends a thread that asks for the GIL then with
+/// `pthread_exit`, whose forced unwind through this call's Rust frames crashed the process
+/// (SIGSEGV at exit in about one run in five of a script that leaves a daemon thread waiting
+/// for a lock: tests/test_process.py, RT-EXIT-001). Only daemon threads can be waiting here then
+/// (Python joined the others before its exit hooks); the process ends under them.
+fn exiting_parks<T>(r: T) -> T {
+    if SHUT_DOWN.load(Ordering::Acquire) == runtime::current_pid() {
+        loop {
+            std::thread::park();
+        }
+    }
+    r
 }
 
 /// Whether this is the process's main thread (asked once per thread). Linux: the main

@@ -156,7 +156,10 @@ print("ready", flush=True)
 
 # covers: RT-EXIT-001
 def test_interpreter_exit_is_clean_and_frees_locks(etcd, prefix):
-    for _ in range(3):
+    # Twelve exits (~0.5 s each): a crash at exit that comes one run in five (a daemon thread
+    # woken by the exit hook's close, unwound by CPython's pthread_exit through the binding's
+    # frames) shows in all but 7 % of test runs.
+    for _ in range(12):
         t0 = time.monotonic()
         r = run_script(EXIT_SCRIPT, env_extra={"EP": etcd.endpoints, "P": prefix}, timeout=20)
         elapsed = time.monotonic() - t0
