@@ -109,7 +109,9 @@ full_bg "Rust: core integration and fault tests (etcd 3.6.16)" \
     env ETCDCTL_BIN="$ctl" cargo test --release -p etcdlock --tests
 full_bg "history checker: unit tests and positive controls" \
     bash -c 'python3 tests/history/test_check.py && python3 tests/history/controls.py'
-full_bg "Rust: the demo example" cargo run --quiet --release -p etcdlock --example demo
+# The demo, and the spans read back from OpenTelemetry's in-memory exporter through
+# tracing-opentelemetry (each example starts its own etcd and exits non-zero if a check fails).
+full_bg "Rust: the demo and OpenTelemetry examples" bash -c 'cargo run --quiet --release -p etcdlock --example demo && cargo run --quiet --release -p etcdlock --example opentelemetry'
 full_bg "history checker: once-per-period, pool and database-fencing rules, controls" \
     bash -c 'python3 tests/history/once_controls.py && python3 tests/history/pool_controls.py && python3 tests/history/fence_controls.py'
 full "Fault scenarios (history checker)" env ETCDCTL_BIN="$ctl" python3 -m pytest -q --durations=15 \

@@ -50,6 +50,9 @@
 //!     .init();
 //! // `etcdlock.hold` etc. are now OpenTelemetry spans; their fields are the spans' attributes.
 //! ```
+//!
+//! The repository's `core/examples/opentelemetry.rs` runs this setup with the SDK's in-memory
+//! exporter and checks the spans it reads back (the test command runs it).
 
 use crate::error::{Error, ErrorKind};
 use crate::lease::lost::LostReason;
