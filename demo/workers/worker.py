@@ -16,13 +16,25 @@ With DEMO_SERVICE set, the mutex worker registers itself there as DEMO_LABEL whi
 """
 import json
 import os
+import sys
+import threading
 import time
 
 import etcdlock
 
 
+_emit_lock = threading.Lock()
+
+
 def emit(**fields):
-    print(json.dumps({"t": time.monotonic_ns(), **fields}), flush=True)
+    # One write per line, under a lock: a loss reaches the callback thread at the moment the main
+    # thread goes on (after a SIGCONT, both at once), and print() writes a line's text and its
+    # newline separately, so two lines could interleave into one that the demo cannot parse and
+    # drops (seen: a frozen holder's refused late write went missing from the report).
+    line = json.dumps({"t": time.monotonic_ns(), **fields}) + "\n"
+    with _emit_lock:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def main():
@@ -41,6 +53,7 @@ def main():
         lock = client.lock(env["DEMO_LOCK"], ttl=int(env["DEMO_TTL"]), value=f"python pid {os.getpid()}")
         db = db_connect(env)
         reg = register(client, env)
+        held = {"token": None, "watching": False}  # the acquisition a loss is reported for
         emit(ev="ready")
         while time.monotonic_ns() < until:
             emit(ev="waiting")
@@ -52,7 +65,10 @@ def main():
                 continue
             token = lock.fencing_token
             emit(ev="acquired", token=token, key=lock.key.decode())
-            lock.on_lost(lambda reason, token=token: emit(ev="lost", token=token, reason=reason))
+            held["token"] = token
+            if not held["watching"]:  # a lock's lost callback stays for its later acquisitions
+                lock.on_lost(lambda reason: emit(ev="lost", token=held["token"], reason=reason))
+                held["watching"] = True
             fence = lock.fence() if db is not None else None  # taken with the lock, used after the work
             time.sleep(work)
             if db is not None:
