@@ -182,12 +182,16 @@ fn a_lock_lost_between_the_acquire_and_the_spawn_never_starts_the_command() {
     assert!(shared().etcdctl(&["del", &key]).status.success());
     assert_eq!(code(&wait_output(holder, LIMIT)), 0);
     let status = run.wait().unwrap();
-    log.extend(lines.try_iter().map(|(_, l)| l));
+    // The reader thread may not have passed on the last lines yet: read until it ends (at the
+    // pipe's end of file), not only what has come.
+    while let Ok((_, l)) = lines.recv_timeout(LIMIT) {
+        log.push(l);
+    }
     proxy.set(proxy::Mode::Pass);
     let log = log.join("\n");
     assert_eq!(status.code(), Some(75), "{log}");
     assert!(log.contains("before the command started"), "{log}");
-    assert!(!std::path::Path::new(&dir.file("started")).exists(), "the command started on a lost lock");
+    assert!(!std::path::Path::new(&dir.file("started")).exists(), "the command started on a lost lock: {log}");
 }
 
 // covers: CLI-RUN-KILLTIME-001
