@@ -346,27 +346,12 @@ class AsyncLock(LockView):
             self._lost.new_epoch()
             self._lost.arm(self._loop_port, self._n.watch_lost)
         if wait is not None:
-            if not ok:
-                wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
-            else:
-                token = self.fencing_token
-                wait.acquired(token)
-                if self._hold is None:
-                    self._hold = _trace.Hold()
-                    self._lost.add(self._hold.lost, self._loop_port, self._n.watch_lost)
-                self._hold.begin(wait, self._SPANS[1], token)
+            _trace.lock_acquired(self, wait, ok, t, self._loop_port, self._SPANS[1])
         return ok
 
     async def release(self) -> None:
         """Releases the lock; ``NotHeld`` if not held."""
-        if self._hold is None and _trace.tracer() is None:
-            await _run(self._n.release())
-            return
-        span = _trace.release_span(self.name, self.fencing_token)
-        if self._hold is not None:
-            reason = self.lost_reason
-            self._hold.end("released" if reason is None else "lost", reason)
-        with _trace.Releasing(span):
+        with _trace.releasing(self, self.name):
             await _run(self._n.release())
 
     async def fence(self) -> "Fence":

@@ -44,13 +44,12 @@ class AsyncLockSet(LockSetView):
             self._lost.new_epoch()
             self._lost.arm(self._loop_port, self._n.watch_lost)
         if wait is not None:
-            self._traced(wait, ok, t, self._loop_port)
+            _trace.lock_acquired(self, wait, ok, t, self._loop_port)
         return ok
 
     async def release(self) -> None:
         """Releases every member in one transaction; ``NotHeld`` if not held or a member was lost."""
-        span = self._release_span()
-        with _trace.Releasing(span):
+        with self._releasing():
             await _run(self._n.release())
 
     async def fence(self, name: BytesLike) -> "Fence":

@@ -27,8 +27,7 @@ class AsyncPoolHolding(HoldingView):
 
     async def release(self) -> None:
         """Gives every slot back at once, fenced (see ``PoolHolding.release``)."""
-        span = self._release_span()
-        with _trace.Releasing(span):
+        with self._releasing():
             await _run(self._n.release())
 
     async def fence(self, slot: str) -> "Fence":

@@ -151,26 +151,8 @@ class LockSetView:
     _lost: LostCallbacks
     _hold: "Optional[_trace.Hold]" = None
 
-    def _traced(self, wait: "_trace.Wait", ok: bool, t: Optional[float], port: Any) -> None:
-        """Ends the acquire's span and, once acquired, opens the hold's (ended by a loss too)."""
-        if not ok:
-            wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
-            return
-        token = self.fencing_token
-        wait.acquired(token)
-        if self._hold is None:
-            self._hold = _trace.Hold()
-            self._lost.add(self._hold.lost, port, self._n.watch_lost)
-        self._hold.begin(wait, "etcdlock.hold", token)
-
-    def _release_span(self) -> Any:
-        """Ends the hold (released, or lost if it was) and starts the release's span; None untraced."""
-        if self._hold is None and _trace.tracer() is None:
-            return None
-        if self._hold is not None:
-            reason = self.lost_reason
-            self._hold.end("released" if reason is None else "lost", reason)
-        return _trace.release_span(_trace.set_name(self.names), self.fencing_token)
+    def _releasing(self) -> "_trace.Releasing":
+        return _trace.releasing(self, _trace.set_name(self.names))
 
 
 class LockSet(LockSetView):
@@ -203,14 +185,13 @@ class LockSet(LockSetView):
             self._lost.new_epoch()
             self._lost.arm(thread_port, self._n.watch_lost)
         if wait is not None:
-            self._traced(wait, ok, t, thread_port)
+            _trace.lock_acquired(self, wait, ok, t, thread_port)
         return ok
 
     def release(self) -> None:
         """Releases every member in one transaction (each key deleted only if still this
         set's). ``NotHeld`` if not held, or if a member was lost (the other keys go anyway)."""
-        span = self._release_span()
-        with _trace.Releasing(span):
+        with self._releasing():
             self._n.release().wait()
 
     def fence(self, name: BytesLike) -> "Fence":

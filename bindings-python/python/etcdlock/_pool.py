@@ -132,14 +132,8 @@ class HoldingView(ClaimView):
         elif wait is not None:
             wait.acquired(self.fencing_token, {"etcdlock.slots": ",".join(self.slots)})
 
-    def _release_span(self) -> Any:
-        """Ends the hold (released, or lost if it was) and starts the release's span; None untraced."""
-        if self._hold is None and _trace.tracer() is None:
-            return None
-        if self._hold is not None:
-            reason = self.lost_reason
-            self._hold.end("released" if reason is None else "lost", reason)
-        return _trace.release_span(self._pool, self.fencing_token, {"etcdlock.slots": ",".join(self.slots)})
+    def _releasing(self) -> "_trace.Releasing":
+        return _trace.releasing(self, self._pool, {"etcdlock.slots": ",".join(self.slots)})
 
 
 class PoolHolding(HoldingView):
@@ -154,8 +148,7 @@ class PoolHolding(HoldingView):
     def release(self) -> None:
         """Gives every slot back at once (each free for the next request), fenced. ``NotHeld``
         if already released or lost."""
-        span = self._release_span()
-        with _trace.Releasing(span):
+        with self._releasing():
             self._n.release().wait()
 
     def fence(self, slot: str) -> "Fence":

@@ -381,32 +381,13 @@ class Lock(LockView):
             self._lost.new_epoch()
             self._lost.arm(thread_port, self._n.watch_lost)
         if wait is not None:
-            self._traced(wait, ok, t, thread_port)
+            _trace.lock_acquired(self, wait, ok, t, thread_port, self._SPANS[1])
         return ok
-
-    def _traced(self, wait: "_trace.Wait", ok: bool, t: Optional[float], port: Any) -> None:
-        """Ends the acquire's span and, once acquired, opens the hold's (ended by a loss too)."""
-        if not ok:
-            wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
-            return
-        token = self.fencing_token
-        wait.acquired(token)
-        if self._hold is None:
-            self._hold = _trace.Hold()
-            self._lost.add(self._hold.lost, port, self._n.watch_lost)
-        self._hold.begin(wait, self._SPANS[1], token)
 
     def release(self) -> None:
         """Releases the lock (a fenced delete: never a later holder's key). Raises ``NotHeld``
         if it is not held (never acquired, released, or lost)."""
-        if self._hold is None and _trace.tracer() is None:
-            self._n.release().wait()
-            return
-        span = _trace.release_span(self.name, self.fencing_token)
-        if self._hold is not None:
-            reason = self.lost_reason
-            self._hold.end("released" if reason is None else "lost", reason)
-        with _trace.Releasing(span):
+        with _trace.releasing(self, self.name):
             self._n.release().wait()
 
     def fence(self) -> "Fence":

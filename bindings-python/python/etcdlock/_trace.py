@@ -168,6 +168,35 @@ class Releasing:
         return False
 
 
+_UNTRACED = Releasing(None)
+
+
+def lock_acquired(view: Any, wait: Wait, ok: bool, t: Optional[float], port: Any, span_name: str = "etcdlock.hold") -> None:
+    """Ends a lock's (or lock set's) acquire span: timed out, or acquired with its token; then
+    opens the hold's span on the view's one ``Hold``, whose loss callback is registered with the
+    first acquisition (``view`` has ``_hold``, ``_lost``, ``_n`` and ``fencing_token``)."""
+    if not ok:
+        wait.timed_out("WOULD_BLOCK" if t == 0 else "LOCK_TIMEOUT")
+        return
+    token = view.fencing_token
+    wait.acquired(token)
+    if view._hold is None:
+        view._hold = Hold()
+        view._lost.add(view._hold.lost, port, view._n.watch_lost)
+    view._hold.begin(wait, span_name, token)
+
+
+def releasing(view: Any, name: bytes, more: Optional[dict] = None) -> Releasing:
+    """``with _trace.releasing(view, name): <the release>``: ends the view's hold span
+    (released, or lost if it was), and traces the release; nothing when untraced."""
+    if view._hold is None and tracer() is None:
+        return _UNTRACED
+    if view._hold is not None:
+        reason = view.lost_reason
+        view._hold.end("released" if reason is None else "lost", reason)
+    return Releasing(release_span(name, view.fencing_token, more))
+
+
 class Call:
     """One call's span (a claim, an ack, a registration); ``None`` from ``begin`` without
     OpenTelemetry or when the span would not record."""
