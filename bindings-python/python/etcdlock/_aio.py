@@ -8,7 +8,7 @@ propagates."""
 import asyncio
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Deque, Dict, Generator, Iterable, List, Optional, Sequence, Type, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Deque, Dict, Generator, Iterable, List, Optional, Sequence, Type, Union
 
 from . import _args, _log, _native, _trace
 from ._args import BytesLike
