@@ -622,6 +622,15 @@ class Client {
 
   static {
     internal.forget = (/** @type {Client} */ client, obj) => client.#owned.delete(obj);
+    internal.releaseNative = async (/** @type {Client} */ client, obj, held) => {
+      try {
+        await held.release();
+      } catch (e) {
+        throw fromNative(e);
+      } finally {
+        client.#owned.delete(obj);
+      }
+    };
     internal.own = (/** @type {Client} */ client, obj) => client.#owned.add(obj);
     internal.findOwned = (/** @type {Client} */ client, pred) => {
       for (const o of client.#owned) if (pred(o)) return o;

@@ -15,6 +15,7 @@
 /**
  * @typedef {object} Internal
  * @property {(client: Client, obj: object) => void} forget set by Client: `obj` (released, revoked, closed, done) is no longer the client's to keep
+ * @property {(client: Client, obj: object, held: { release(): Promise<void> }) => Promise<void>} releaseNative set by Client: releases `held` (the native handle of `obj`: a lock, a lock set, a pool holding), with the library's errors, and forgets `obj` whatever the outcome
  * @property {(client: Client, obj: object) => void} own set by Client: `obj` (a claimed task) is the client's to keep reachable
  * @property {(client: Client) => Promise<any>} clientNative set by Client: its native client once connected (rejects `CLOSED` once closed)
  * @property {(client: Client) => any[]} metricItems set by Client: its native metric items (zeros before the connection)

@@ -104,15 +104,7 @@ class Lock {
    */
   async release() {
     this.#released = true;
-    return trace.release(this, async () => {
-      try {
-        await this.#native.release();
-      } catch (e) {
-        throw fromNative(e);
-      } finally {
-        internal.forget(this.#client, this);
-      }
-    });
+    return trace.release(this, () => internal.releaseNative(this.#client, this, this.#native));
   }
 
   /**

@@ -200,15 +200,7 @@ class LockSet {
    */
   async release() {
     this.#released = true;
-    return trace.release(this, async () => {
-      try {
-        await this.#native.release();
-      } catch (e) {
-        throw fromNative(e);
-      } finally {
-        internal.forget(this.#client, this);
-      }
-    }, this.#members.map((m) => m.name.toString()).join(','));
+    return trace.release(this, () => internal.releaseNative(this.#client, this, this.#native), this.#members.map((m) => m.name.toString()).join(','));
   }
 
   /**

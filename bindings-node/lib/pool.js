@@ -176,15 +176,7 @@ class PoolHolding {
    */
   async release() {
     this.#released = true;
-    return trace.release(this, async () => {
-      try {
-        await this.#native.release();
-      } catch (e) {
-        throw fromNative(e);
-      } finally {
-        internal.forget(this.#client, this);
-      }
-    }, this.#pool.toString(), { slots: this.#slots.join(',') });
+    return trace.release(this, () => internal.releaseNative(this.#client, this, this.#native), this.#pool.toString(), { slots: this.#slots.join(',') });
   }
 
   /**
