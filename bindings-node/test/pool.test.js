@@ -461,11 +461,10 @@ test('bad input is INVALID_ARGUMENT with nothing written; a try with every slot 
   await assert.rejects(c.pool(name, { size: 2 }).acquire(), { code: 'CLOSED' });
 });
 
-// A try (timeout 0) from a client that has no lease for the pool's TTL yet: the core's
-// Pool::acquire_with bounds the lease grant by the try's deadline (now), so it fails TIMEOUT
-// ("deadline exceeded") even with every slot free; a lock's try grants its lease without that
-// bound. Marked todo until the core takes a try's lease as the mutex does.
-test('a try on a fresh client takes a free slot', { todo: 'core: Pool::acquire_with bounds the lease grant by a try deadline of now (TIMEOUT)' }, async (t) => {
+// A try (timeout 0) from a client that has no lease for the pool's TTL yet: the lease's grant is
+// not bounded by the try's deadline (now), as for a lock's try; it once failed TIMEOUT ("deadline
+// exceeded") with every slot free.
+test('a try on a fresh client takes a free slot', async (t) => {
   const name = prefix('pool-fresh-try');
   for (let i = 0; i < 10; i++) {
     const c = client(t);

@@ -6,6 +6,10 @@ the ID in the test's name). IDs that are not in the catalogue are errors too, so
 cannot pass for coverage, and so is an ID that names two rows. A test marked to be skipped
 (pytest's skip marks, node:test's `skip`, Rust's `#[ignore]`) within a few lines of the ID does
 not count as covering it.
+
+Nor may any test be marked as an expected failure (node:test's `todo`, pytest's `xfail`) or be
+switched off (JUnit's `@Disabled`, Rust's `#[ignore]`): such a test passes whatever it finds, so
+a fixed bug's test would stop guarding it, and a broken one would show as a pass.
 """
 import pathlib
 import re
@@ -31,6 +35,8 @@ ID = re.compile(r"\b([A-Z]+(?:-[A-Z]+)*-\d{3})\b")
 # Marks that skip a test, looked for from an ID to the test it names.
 SKIP = re.compile(r"pytest\.mark\.skip|pytest\.skip\(|\bskip:\s*(?!false\b)|\.skip\(|#\[ignore")
 SKIP_WINDOW = 6  # lines
+# Marks under which a test's failure does not fail its suite, or the test does not run.
+NOT_GUARDING = re.compile(r"\btodo:\s*(?!false\b)|\.todo\(|pytest\.mark\.xfail|pytest\.xfail\(|@Disabled\b|#\[ignore")
 
 
 def catalogue():
@@ -50,19 +56,31 @@ def catalogue():
     return rows
 
 
-def named_ids(target):
+def test_files(target):
     folder, patterns = TARGETS[target]
-    found = {}
     for pattern in patterns:
         for f in sorted(folder.rglob(pattern)) if folder.exists() else []:
-            if "node_modules" in f.parts:
-                continue
-            lines = f.read_text(errors="replace").splitlines()
-            for n, line in enumerate(lines):
-                for m in ID.finditer(line):
-                    if SKIP.search("\n".join(lines[n : n + SKIP_WINDOW])):
-                        continue
-                    found.setdefault(m.group(1), f.relative_to(ROOT))
+            if "node_modules" not in f.parts:
+                yield f
+
+
+def not_guarding(target):
+    """`file:line: text` of each test marked as an expected failure or switched off."""
+    for f in test_files(target):
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if NOT_GUARDING.search(line):
+                yield f"{f.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
+
+
+def named_ids(target):
+    found = {}
+    for f in test_files(target):
+        lines = f.read_text(errors="replace").splitlines()
+        for n, line in enumerate(lines):
+            for m in ID.finditer(line):
+                if SKIP.search("\n".join(lines[n : n + SKIP_WINDOW])):
+                    continue
+                found.setdefault(m.group(1), f.relative_to(ROOT))
     return found
 
 
@@ -79,6 +97,9 @@ def main():
         for i in unknown:
             print(f"  {target}: {i} (in {named[i]}) is not in the catalogue")
         failed += len(missing) + len(unknown)
+        for where in not_guarding(target):
+            print(f"  {target}: a test marked to pass whatever it finds (expected failure, or off): {where}")
+            failed += 1
     print(f"conformance: {'full coverage' if not failed else f'{failed} problem(s)'}")
     return 1 if failed else 0
 
