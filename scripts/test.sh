@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test suite, against real etcd servers that the suites start themselves. This is the
 # README's test command, and exactly what .ci/run runs.
-#   bash scripts/test.sh           every suite (~20 min on 2 cores from a fresh clone; budget 35)
+#   bash scripts/test.sh           every suite (~30 min on 2 cores from a fresh clone; budget 35)
 #   bash scripts/test.sh --quick   the unit tests, the core on one etcd version and each binding's
 #                                  suite; the stages it leaves out are listed as skipped
 # Each suite is a named stage (scripts/lib/stages.sh): a failed stage does not stop the others,
