@@ -168,6 +168,13 @@ pub(crate) fn stale_token(e: &etcd_client::Error) -> bool {
     convert(e).is_stale_token()
 }
 
+/// Whether etcd refused a request for the user's credentials or permissions (not for a stale
+/// token, which a refresh cures).
+pub(crate) fn denied(e: &etcd_client::Error) -> bool {
+    let e = convert(e);
+    e.kind() == ErrorKind::Auth && !e.is_stale_token()
+}
+
 /// Whether a request that failed this way may still have been applied (its reply was lost).
 pub(crate) fn may_have_applied(e: &etcd_client::Error) -> bool {
     !convert(e).is_unsent()

@@ -14,10 +14,10 @@
 //! etcd checks a new watch against the auth token the stream was opened with. Once that token
 //! expired, or a change to users or roles made it old, every new watch on the stream is refused
 //! ("permission denied" on etcd 3.5, "invalid auth token" with watch ID -1 on 3.6), even for a
-//! user who may watch the key. So a refusal is taken as final only on a stream opened just after
-//! a token refresh; otherwise the hub refreshes the token and reopens the stream (every
-//! subscriber re-subscribes from where it is). etcd answers creates in the order they were
-//! sent, which tells whose create a refusal without a watch ID was.
+//! user who may watch the key. So a refusal is final only when the user may not read the
+//! watch's range ([`permitted`]); otherwise the hub reopens the stream with the connection's
+//! current token (every subscriber re-subscribes from where it is). etcd answers creates in the
+//! order they were sent, which tells whose create a refusal without a watch ID was.
 
 use crate::error::{etcd_says, Error, ErrorKind, Says};
 pub(crate) use crate::watch::event::{EventType, WatchEvent};
@@ -25,6 +25,7 @@ use crate::transport::health;
 use crate::transport::paths::Paths;
 use crate::runtime;
 use crate::watch::channel::{self, Sender};
+use crate::watch::permitted;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -40,8 +41,6 @@ const BUFFER: usize = 256;
 /// (or the opening of a stream): see transport/health.rs.
 const IDLE: Duration = health::WATCH_IDLE;
 const SILENT: Duration = health::WATCH;
-/// A permission denial on a stream opened within this long after a token refresh is final.
-const FRESH: Duration = Duration::from_secs(5);
 
 /// What a subscriber wants watched.
 #[derive(Debug, Clone)]
@@ -145,17 +144,21 @@ fn options(id: i64, spec: &Spec) -> etcd_client::WatchOptions {
     o
 }
 
+/// A create sent on the stream and not confirmed yet: what it asked to watch.
+struct Unconfirmed {
+    id: i64,
+    key: Vec<u8>,
+    prefix: bool,
+}
+
 async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut subs: HashMap<i64, Sender<Msg>> = HashMap::new();
-    // Watch IDs created on the stream and not confirmed yet, in the order they were sent.
-    let mut unconfirmed: VecDeque<i64> = VecDeque::new();
+    // Creates sent on the stream and not confirmed yet, in the order they were sent.
+    let mut unconfirmed: VecDeque<Unconfirmed> = VecDeque::new();
     let mut stream: Option<Stream> = None;
     // When the stream was last heard from, and when progress was asked for since.
     let mut heard = Instant::now();
     let mut asked: Option<Instant> = None;
-    // When the hub last refreshed the auth token, and whether the stream opened after it.
-    let mut refreshed: Option<Instant> = None;
-    let mut fresh = false;
     // Whether the stream's member answers progress requests only for synced watches.
     let mut progress = false;
     loop {
@@ -186,7 +189,6 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                                 stream = Some(s);
                                 progress = synced;
                                 (heard, asked) = (Instant::now(), None);
-                                fresh = refreshed.is_some_and(|at| at.elapsed() < FRESH);
                                 true
                             }
                             None => false,
@@ -194,7 +196,7 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
                     };
                     if ok {
                         subs.insert(id, tx);
-                        unconfirmed.push_back(id);
+                        unconfirmed.push_back(Unconfirmed { id, key: spec.key, prefix: spec.prefix });
                     } else {
                         // Dropping `tx` tells the subscriber to try again (with backoff).
                         move_on(&mut paths, &mut stream, &mut subs, &mut unconfirmed);
@@ -204,22 +206,36 @@ async fn run(mut paths: Paths, closed: CancellationToken, mut rx: mpsc::Unbounde
             resp = next_response(&mut stream) => match resp {
                 Some(resp) => {
                     (heard, asked) = (Instant::now(), None);
-                    match dispatch(resp, &mut subs, &mut unconfirmed, fresh, progress) {
+                    match dispatch(resp, &mut subs, &mut unconfirmed, progress) {
                         Next::Go => {}
                         Next::Cancel(id) => {
                             if let Some(s) = stream.as_mut() {
                                 let _ = s.0.cancel(id).await;
                             }
                         }
-                        Next::Refresh => {
-                            if let Some(etcd) = paths.client(SILENT).await {
-                                let _ = tokio::time::timeout(SILENT, etcd.refresh_token()).await;
+                        Next::Refused { create, reason } => {
+                            let may = match paths.client(SILENT).await {
+                                Some(etcd) => permitted::may_read(&etcd, &create.key, create.prefix, SILENT).await,
+                                None => None,
+                            };
+                            match may {
+                                // A stale token: the same member, with the connection's token
+                                // (valid, or refreshed by the check); every subscriber
+                                // re-subscribes from where it is.
+                                Some(true) => {
+                                    tracing::debug!(target: "etcdlock", "a watch was refused for a stale auth token: the stream reopens with a valid one");
+                                    stream = None;
+                                    subs.clear();
+                                    unconfirmed.clear();
+                                }
+                                Some(false) => {
+                                    if let Some(tx) = subs.remove(&create.id) {
+                                        let err = Error::new(ErrorKind::Auth, format!("watch cancelled by etcd: {reason}"));
+                                        let _ = tx.try_send(Msg::Failed(Box::new(err)));
+                                    }
+                                }
+                                None => move_on(&mut paths, &mut stream, &mut subs, &mut unconfirmed),
                             }
-                            refreshed = Some(Instant::now());
-                            // Same member; every subscriber re-subscribes from where it is.
-                            stream = None;
-                            subs.clear();
-                            unconfirmed.clear();
                         }
                     }
                 }
@@ -245,7 +261,7 @@ fn move_on(
     paths: &mut Paths,
     stream: &mut Option<Stream>,
     subs: &mut HashMap<i64, Sender<Msg>>,
-    unconfirmed: &mut VecDeque<i64>,
+    unconfirmed: &mut VecDeque<Unconfirmed>,
 ) {
     paths.next();
     *stream = None;
@@ -285,46 +301,46 @@ enum Next {
     Go,
     /// Cancel this watch on the server: its subscriber was cut off for being too slow.
     Cancel(i64),
-    /// Refresh the auth token and reopen the stream: a watch was refused on a stream whose
-    /// token may be stale.
-    Refresh,
+    /// etcd refused this create for auth: for a stale token or for the user's permissions.
+    Refused { create: Unconfirmed, reason: String },
 }
 
-/// Hands a response to its subscriber. `fresh`: the stream was opened just after a token
-/// refresh, so a refusal on it is final. `progress`: a progress answer is passed on to every
+/// Hands a response to its subscriber. `progress`: a progress answer is passed on to every
 /// confirmed subscriber.
 fn dispatch(
     resp: etcd_client::WatchResponse,
     subs: &mut HashMap<i64, Sender<Msg>>,
-    unconfirmed: &mut VecDeque<i64>,
-    fresh: bool,
+    unconfirmed: &mut VecDeque<Unconfirmed>,
     progress: bool,
 ) -> Next {
     let mut id = resp.watch_id();
     // A progress answer (to the hub's question after a quiet spell) names no watch.
     if id == -1 && !resp.created() && !resp.canceled() && resp.events().is_empty() {
         if let (true, Some(revision)) = (progress, resp.header().map(|h| h.revision())) {
-            for (_, tx) in subs.iter().filter(|(sub, _)| !unconfirmed.contains(sub)) {
+            for (_, tx) in subs.iter().filter(|(sub, _)| !unconfirmed.iter().any(|u| u.id == **sub)) {
                 // A full buffer drops it: the next answer will do.
                 let _ = tx.try_send(Msg::Progress { revision });
             }
         }
         return Next::Go;
     }
+    let mut create = None;
     if resp.created() {
-        match unconfirmed.iter().position(|&u| u == id) {
-            Some(at) => drop(unconfirmed.remove(at)),
+        create = match unconfirmed.iter().position(|u| u.id == id) {
+            Some(at) => unconfirmed.remove(at),
             // Refused before it got its ID: the oldest create not yet answered.
-            None if id < 0 => id = unconfirmed.pop_front().unwrap_or(id),
-            None => {}
-        }
-    }
-    // A watch refused at creation was never created: `Client::watch` fails with the reason.
-    let refused = resp.canceled() && refused_for_auth(resp.cancel_reason());
-    if refused && !fresh {
-        return Next::Refresh;
+            None if id < 0 => unconfirmed.pop_front(),
+            None => None,
+        };
+        id = create.as_ref().map_or(id, |c| c.id);
     }
     let Some(tx) = subs.get(&id) else { return Next::Go };
+    // A watch refused at creation was never created: the hub finds out why (`Client::watch`
+    // fails with the reason if the user may not watch it).
+    let refused = resp.canceled() && refused_for_auth(resp.cancel_reason());
+    if let Some(create) = create.filter(|_| refused) {
+        return Next::Refused { create, reason: resp.cancel_reason().to_owned() };
+    }
     let revision = resp.header().map_or(0, |h| h.revision());
     let mut msgs = Vec::with_capacity(2);
     if resp.created() && !refused {

@@ -5,6 +5,7 @@
 mod channel;
 pub(crate) mod event;
 pub(crate) mod hub;
+mod permitted;
 
 use crate::transport::backoff::Backoff;
 use crate::client::{closed_error, Client};

@@ -85,7 +85,7 @@ async fn a_user_granted_one_prefix_connects_and_works_inside_it() {
     let denied = client.watch("other", Default::default()).await.err().expect("a watch outside the prefix fails");
     assert_eq!(denied.kind(), ErrorKind::Auth, "{denied}");
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    // The watch inside goes on (its stream was reopened once to tell a stale token from a denial).
+    // The watch inside goes on (a read of the refused range told the denial from a stale token).
     client.put(b"app/k2", b"v", None).await.unwrap();
     let seen = tokio::time::timeout(Duration::from_secs(5), async {
         for _ in 0..50 {
@@ -174,4 +174,12 @@ async fn a_watch_created_on_a_stream_idle_past_the_token_lifetime_works() {
         let e = tokio::time::timeout(Duration::from_secs(5), w.next()).await.expect("an event in time").unwrap().unwrap();
         assert_eq!(e.kv.key, key);
     }
+    // The stream reopened with the token refreshed for `after` goes idle past that token's
+    // lifetime too: a refusal on it is no more final than on the first (it came 3 s after the
+    // refresh, where the hub used to take any refusal within 5 s of one as a denial).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut third = client.watch("app/w3", Default::default()).await.expect("a watch created with the refreshed token expired");
+    client.put(b"app/w3", b"c", None).await.unwrap();
+    let e = tokio::time::timeout(Duration::from_secs(5), third.next()).await.expect("an event in time").unwrap().unwrap();
+    assert_eq!(e.kv.key, b"app/w3");
 }
