@@ -54,11 +54,11 @@ _stage_new() {
     echo "== [stage $((_stage_i + 1))] $1${2:-}"
 }
 
-# stage NAME CMD...: runs CMD now, in the foreground.
+# stage NAME CMD...: runs CMD now, in the foreground (its output also kept, for `_stage_why`).
 stage() {
     _stage_new "$1"; shift
     local i=$_stage_i
-    ( _stage_run "$i" "$@" )
+    ( _stage_run "$i" "$@" ) 2>&1 | tee "$_stage_dir/$i.log"
     _stage_say_end "$i"
 }
 
@@ -103,6 +103,14 @@ _stage_result() { # INDEX -> passed | failed (status N) | skipped (reason)
     esac
 }
 
+# _stage_why INDEX: the lines of a failed stage's output that say why (a Rust panic and its
+# message, pytest's E lines and summary, node:test's "not ok", JUnit's and Python's errors), at
+# most 40, so that the end of a long run's output shows them beside the table.
+_stage_why() {
+    grep -E -A4 -- 'panicked at|^E  |FAILED|not ok|Error:|^error|^FAIL' "$_stage_dir/$1.log" 2>/dev/null \
+        | head -40 | sed 's/^/      | /' || true
+}
+
 _stage_clock() { # SECONDS -> M:SS
     awk -v s="$1" 'BEGIN { s = int(s + 0.5); printf "%d:%02d", s / 60, s % 60 }'
 }
@@ -131,7 +139,7 @@ stages_report() {
         case "$result" in
             passed) passed=$((passed + 1)) ;;
             skipped*) skipped=$((skipped + 1)) ;;
-            *) failed=$((failed + 1)); failures+=("${_stage_names[$i]}: $result") ;;
+            *) failed=$((failed + 1)); failures+=("$i") ;;
         esac
     done
     echo "total: $(_stage_clock "$total") wall"
@@ -150,8 +158,11 @@ stages_report() {
         echo "budget: $(_stage_clock "$budget"), used $(_stage_clock "$total") (${pct} %), left $(_stage_clock "$left")"
     fi
     if [ "$failed" -gt 0 ]; then
-        echo "failed stages:"
-        printf '  %s\n' "${failures[@]}"
+        echo "failed stages, and what their output says of why:"
+        for i in "${failures[@]}"; do
+            echo "  ${_stage_names[$i]}: $(_stage_result "$i")"
+            _stage_why "$i"
+        done
     fi
     echo "stages: $passed passed, $failed failed, $skipped skipped"
     rm -rf "$_stage_dir"
