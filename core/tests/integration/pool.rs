@@ -57,13 +57,14 @@ async fn a_dead_holders_slot_rests_the_reuse_delay_and_a_released_one_does_not()
     let opts = PoolOptions::named(["w0"]).ttl(5).reuse_delay(Duration::from_secs(3));
     let (a, b) = (client().await, client().await);
     let (pa, pb) = (a.pool(name.clone(), opts.clone()).unwrap(), b.pool(name.clone(), opts).unwrap());
-    // A clean release: the next request gets the slot at once.
+    // A clean release: the next request gets the slot at once (well within the 3 s delay: the
+    // bound leaves room for a loaded machine's round trips).
     let first = pa.acquire(1).await.unwrap();
     let token = first.tokens()[0].1;
     first.release().await.unwrap();
     let at = Instant::now();
     let second = pb.acquire_with(within(5.0)).await.unwrap();
-    assert!(at.elapsed() < Duration::from_millis(500), "a released slot rested {:?}", at.elapsed());
+    assert!(at.elapsed() < Duration::from_millis(1500), "a released slot rested {:?}", at.elapsed());
     assert!(second.tokens()[0].1 > token);
     // Its holder dies (its lease revoked): the waiting request gets it only after the delay.
     let waiting = tokio::spawn(async move { pa.acquire_with(within(15.0)).await });
