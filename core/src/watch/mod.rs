@@ -3,6 +3,7 @@
 //! [`ErrorKind::Compacted`] error when the history needed to resume is gone.
 
 mod channel;
+mod dispatch;
 pub(crate) mod event;
 pub(crate) mod hub;
 mod permitted;
